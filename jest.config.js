@@ -1,0 +1,22 @@
+// One jest configuration, one project per kind of suite, so `npm test` runs them all and
+// each kind can still be run alone with --selectProjects.
+const moduleNameMapper = {
+  '^@vanish/(common|testkit|all-in-one)$': '<rootDir>/packages/$1/src',
+  '^@vanish/(notes|stats|mailer|gateway)$': '<rootDir>/services/$1/src',
+};
+const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
+const roots = ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'];
+const base = { transform, moduleNameMapper, roots, testEnvironment: 'node', modulePathIgnorePatterns: ['/dist/'] };
+
+const project = (displayName, testMatch, extra = {}) => ({ ...base, displayName, testMatch, ...extra });
+
+module.exports = {
+  projects: [
+    project('unit', ['**/src/**/*.test.ts']),
+    project('integration', ['**/test/**/*.int.test.ts']),
+    project('e2e', ['**/test/**/*.e2e.test.ts']),
+    project('browser', ['**/test/**/*.browser.test.ts']),
+    project('resilience', ['**/test/**/*.resilience.test.ts']),
+    project('containers', ['**/test/**/*.containers.test.ts']),
+  ],
+};

@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Reads typed values from an environment and collects every problem, so that a bad deployment
+ * learns everything that is wrong with it at once. Call `done()` after reading to throw them.
+ */
+export class EnvReader {
+  private readonly problems: string[] = [];
+
+  constructor(private readonly env: Env) {}
+
+  get isProduction(): boolean {
+    return this.env.NODE_ENV === 'production';
+  }
+
+  /** The raw value, or the content of the file named by NAME_FILE (for secrets). */
+  raw(name: string): string | undefined {
+    const fileName = this.env[`${name}_FILE`];
+    if (fileName !== undefined && fileName !== '') {
+      try {
+        return readFileSync(fileName, 'utf8').trim();
+      } catch (err) {
+        this.problems.push(`${name}_FILE: cannot read ${fileName} (${(err as Error).message})`);
+        return undefined;
+      }
+    }
+    const value = this.env[name];
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  str(name: string, fallback: string): string;
+  str(name: string): string | undefined;
+  str(name: string, fallback?: string): string | undefined {
+    return this.raw(name) ?? fallback;
+  }
+
+  int(name: string, fallback: number, range: { min?: number; max?: number } = {}): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    const { min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER } = range;
+    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+      this.problems.push(`${name}: expected an integer from ${min} to ${max}, got "${value}"`);
+      return fallback;
+    }
+    return parsed;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (/^(1|true|yes|on)$/i.test(value)) return true;
+    if (/^(0|false|no|off)$/i.test(value)) return false;
+    this.problems.push(`${name}: expected true or false, got "${value}"`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, choices: readonly T[], fallback: T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!(choices as readonly string[]).includes(value)) {
+      this.problems.push(`${name}: expected one of ${choices.join(', ')}, got "${value}"`);
+      return fallback;
+    }
+    return value as T;
+  }
+
+  url(name: string, fallback: string, protocols?: readonly string[]): string;
+  url(name: string, fallback?: undefined, protocols?: readonly string[]): string | undefined;
+  url(name: string, fallback?: string, protocols?: readonly string[]): string | undefined {
+    const value = this.raw(name) ?? fallback;
+    if (value === undefined) return undefined;
+    try {
+      const parsed = new URL(value);
+      if (protocols && !protocols.includes(parsed.protocol)) {
+        this.problems.push(`${name}: expected a ${protocols.join(' or ')} URL, got "${parsed.protocol}"`);
+      }
+    } catch {
+      this.problems.push(`${name}: not a valid URL`);
+    }
+    return value;
+  }
+
+  /** Production must never fall back silently to an embedded default (DECISIONS 10). */
+  requireInProduction(name: string, value: unknown, what: string): void {
+    if (this.isProduction && (value === undefined || value === '')) {
+      this.problems.push(`${name}: required with NODE_ENV=production (${what})`);
+    }
+  }
+
+  problem(message: string): void {
+    this.problems.push(message);
+  }
+
+  done(): void {
+    if (this.problems.length > 0) throw new ConfigError(this.problems);
+  }
+}

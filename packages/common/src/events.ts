@@ -1,0 +1,61 @@
+/**
+ * Internal event contract (DECISIONS 7). `data.note_id` is an opaque note reference, never the
+ * uuid; nothing here may carry an IP address, an e-mail address or content (DECISIONS 6).
+ */
+export const EVENT_NAMES = ['note.created', 'note.accessed', 'note.failed_access', 'note.expired', 'note.destroyed'] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export type ExpiryType = 'view' | 'time' | 'both';
+
+export interface EventEnvelope<E extends EventName = EventName, D = NoteEventData> {
+  id: string;
+  event: E;
+  version: 1;
+  timestamp: string;
+  data: D;
+}
+
+export interface NoteEventData {
+  note_id: string;
+  expiry_type?: ExpiryType;
+  reason?: 'views' | 'lockout' | 'takedown' | 'time' | 'retention';
+  was_read?: boolean;
+}
+
+export type NoteEvent = EventEnvelope<EventName, NoteEventData>;
+
+/** Heartbeats feed health_status (DECISIONS 6); they travel on `health.<service>`. */
+export interface Heartbeat {
+  id: string;
+  event: 'service.heartbeat';
+  version: 1;
+  timestamp: string;
+  data: {
+    service: 'notes' | 'gateway' | 'stats' | 'mailer';
+    instance: string;
+    components: Partial<Record<'database' | 'encryption' | 'email', string>>;
+  };
+}
+
+/** Mail commands travel sealed under MAIL_KEYS on `mail.send`; the broker sees only ciphertext. */
+export interface MailCommandEnvelope {
+  id: string;
+  event: 'mail.send';
+  version: 1;
+  timestamp: string;
+  sealed: string;
+}
+
+export type MailCommand =
+  | { kind: 'link'; to: string; link: string; expiry_type: ExpiryType; expires_at: string; max_views: number; created_at: string }
+  | { kind: 'notification'; to: string; read_at: string; views_left: number };
+
+export const MAIL_SEAL_PURPOSE = 'vanish.mail-command.v1';
+
+export function isNoteEvent(value: unknown): value is NoteEvent {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.id === 'string' && typeof v.timestamp === 'string' && v.version === 1 &&
+    (EVENT_NAMES as readonly unknown[]).includes(v.event) &&
+    typeof v.data === 'object' && v.data !== null && typeof (v.data as Record<string, unknown>).note_id === 'string';
+}

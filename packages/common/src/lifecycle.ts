@@ -1,0 +1,57 @@
+import type { Logger } from './logger';
+
+export interface Stoppable {
+  name: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Stops what was started, in reverse order, once: the server before the consumers before the
+ * pools. A hard deadline keeps the whole stop within the orchestrator's grace period.
+ */
+export class Lifecycle {
+  private readonly stoppables: Stoppable[] = [];
+  private stopping: Promise<void> | undefined;
+  private draining = false;
+
+  constructor(private readonly logger: Logger) {}
+
+  add(name: string, stop: () => Promise<void> | void): void {
+    this.stoppables.push({ name, stop: async () => { await stop(); } });
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.runStop();
+    return this.stopping;
+  }
+
+  private async runStop(): Promise<void> {
+    this.draining = true;
+    for (const stoppable of [...this.stoppables].reverse()) {
+      try {
+        await stoppable.stop();
+      } catch (err) {
+        this.logger.warn('stop failed', { component: stoppable.name, err: (err as Error).message });
+      }
+    }
+  }
+
+  /** SIGTERM/SIGINT: drain and exit 0; past the grace period exit 1 so the orchestrator knows. */
+  onSignals(graceMs: number, exit: (code: number) => void = (code) => process.exit(code)): void {
+    const handler = (signal: string) => {
+      this.logger.info('shutting down', { signal });
+      const timer = setTimeout(() => {
+        this.logger.error('shutdown exceeded its grace period', { graceMs });
+        exit(1);
+      }, graceMs);
+      timer.unref();
+      void this.stop().then(() => exit(0));
+    };
+    process.once('SIGTERM', handler);
+    process.once('SIGINT', handler);
+  }
+}

@@ -1,0 +1,54 @@
+import type { ExpiryType } from '@vanish/common';
+
+/**
+ * The notes domain as its entry points (HTTP API, web pages, operator commands) see it.
+ * Times are Dates (UTC); the HTTP layer formats them.
+ */
+export interface CreateNoteInput {
+  content: string;
+  expiryType: ExpiryType;
+  /** Hours until expiry, 1..8760 (validated; only used for `time` and `both`). */
+  expiryHours: number;
+  /** 1..100 (validated); replaced by 100 for `time` notes (DECISIONS 3). */
+  maxViews: number;
+  passcode: string | null;
+  notificationEmail: string | null;
+  sendLinkEmail: string | null;
+}
+
+export interface CreatedNote {
+  uuid: string;
+  url: string;
+  expiryType: ExpiryType;
+  expiresAt: Date;
+  maxViews: number;
+  hasPasscode: boolean;
+  createdAt: Date;
+}
+
+export interface NoteMetadata {
+  hasPasscode: boolean;
+  expiryType: ExpiryType;
+  expiresAt: Date;
+  maxViews: number;
+  currentViews: number;
+  createdAt: Date;
+}
+
+export type RevealResult =
+  | { outcome: 'revealed'; content: string; currentViews: number; maxViews: number; destroyed: boolean }
+  | { outcome: 'wrong_passcode'; attemptsLeft: number; lockedOut: boolean }
+  | { outcome: 'not_found' };
+
+export interface NotesApi {
+  create(input: CreateNoteInput): Promise<CreatedNote>;
+  /** Never changes current_views. Throws NoteNotFoundError for unknown, destroyed and expired notes alike. */
+  metadata(uuid: string): Promise<NoteMetadata>;
+  /**
+   * Checks the passcode (a decryption), claims one view atomically, destroys at max_views, and
+   * returns the content only after the claim committed. Tampered rows throw (500, no view counted).
+   */
+  reveal(uuid: string, passcode: string | null): Promise<RevealResult>;
+  /** Operator takedown of a reported link: note.destroyed with reason `takedown`. */
+  takedown(uuid: string): Promise<boolean>;
+}
