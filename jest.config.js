@@ -1,7 +1,7 @@
 // One jest configuration, one project per kind of suite, so `npm test` runs them all and
 // each kind can still be run alone with --selectProjects.
 const moduleNameMapper = {
-  '^@vanish/(common|testkit|all-in-one)$': '<rootDir>/packages/$1/src',
+  '^@vanish/(common|bus|testkit|all-in-one)$': '<rootDir>/packages/$1/src',
   '^@vanish/(notes|stats|mailer|gateway)$': '<rootDir>/services/$1/src',
 };
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
