@@ -3,6 +3,7 @@
 const moduleNameMapper = {
   '^@vanish/(common|bus|testkit|all-in-one)$': '<rootDir>/packages/$1/src',
   '^@vanish/(notes|stats|mailer|gateway)$': '<rootDir>/services/$1/src',
+  '^@vanish/testkit/(.*)$': '<rootDir>/packages/testkit/src/$1',
 };
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
 const roots = ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'];
