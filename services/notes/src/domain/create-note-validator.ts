@@ -1,0 +1,129 @@
+import { ValidationError, type ExpiryType } from '@vanish/common';
+import type { CreateNoteInput } from './notes';
+
+/**
+ * The create request (SPEC 4.1, 8; DECISIONS 4) turned from an unknown JSON value into a
+ * CreateNoteInput, or a ValidationError with the DECISIONS 4 code and the offending parameter.
+ * Fields are checked in SPEC order and the first problem is reported. Unknown fields are ignored
+ * and only own properties are read, so `__proto__`/`constructor` keys in a body are inert.
+ */
+export const CONTENT_MAX_CODE_POINTS = 10_000;
+export const EXPIRY_HOURS_MIN = 1;
+export const EXPIRY_HOURS_MAX = 8760;
+export const EXPIRY_HOURS_DEFAULT = 24;
+export const MAX_VIEWS_MIN = 1;
+export const MAX_VIEWS_MAX = 100;
+export const MAX_VIEWS_DEFAULT = 1;
+export const PASSCODE_MAX_CODE_POINTS = 128;
+export const EMAIL_MAX_LENGTH = 254;
+export const EXPIRY_TYPES: readonly ExpiryType[] = ['view', 'time', 'both'];
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Counts Unicode code points (an emoji is one, whatever its UTF-16 length). */
+export function codePointLength(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
+
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}
+
+// One plain address: dot-atom local part (RFC 5322 atext, which has no space, quote, comma,
+// angle bracket, CR, LF or NUL, so no display name and no header injection), a dotted host name
+// of LDH labels, and an alphabetic (or punycode) top-level label. ASCII only.
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const TLD = '(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})';
+const EMAIL = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}\\.)+${TLD}$`);
+
+export function isPlainEmail(value: string): boolean {
+  if (value.length > EMAIL_MAX_LENGTH) return false;
+  const at = value.lastIndexOf('@');
+  if (at < 1 || at > 64) return false; // local part at most 64 octets (RFC 5321)
+  return EMAIL.test(value);
+}
+
+type Body = Record<string, unknown>;
+
+function field(body: Body, name: string): unknown {
+  return Object.prototype.hasOwnProperty.call(body, name) ? body[name] : undefined;
+}
+
+function fail(code: string, parameter: string | null, message: string): never {
+  throw new ValidationError(code, message, { parameter });
+}
+
+function content(body: Body): string {
+  const value = field(body, 'content');
+  if (typeof value !== 'string' || value.trim() === '') {
+    fail('INVALID_CONTENT', 'content', 'content is required and must be a non-empty string');
+  }
+  if (hasLoneSurrogate(value)) {
+    fail('INVALID_CONTENT', 'content', 'content must be valid Unicode text (it contains a lone surrogate)');
+  }
+  if (codePointLength(value) > CONTENT_MAX_CODE_POINTS) {
+    fail('CONTENT_TOO_LONG', 'content', `content must be at most ${CONTENT_MAX_CODE_POINTS} characters`);
+  }
+  return value;
+}
+
+function expiryType(body: Body): ExpiryType {
+  const value = field(body, 'expiry_type');
+  if (value === undefined || value === null) return 'view';
+  if (typeof value !== 'string' || !(EXPIRY_TYPES as readonly string[]).includes(value)) {
+    fail('INVALID_EXPIRY_TYPE', 'expiry_type', 'expiry_type must be one of view, time, both');
+  }
+  return value as ExpiryType;
+}
+
+/**
+ * A JSON integer in range. JSON does not tell `1000` from `1e3` or `1000.0` once parsed, and JSON
+ * Schema's `integer` (our OpenAPI document) accepts all three, so an integral number is accepted;
+ * fractions, strings, booleans and out-of-range values are not.
+ */
+function integer(body: Body, name: string, min: number, max: number, fallback: number, code: string): number {
+  const value = field(body, name);
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(code, name, `${name} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function passcode(body: Body): string | null {
+  const value = field(body, 'passcode');
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value !== 'string' || hasLoneSurrogate(value) || codePointLength(value) > PASSCODE_MAX_CODE_POINTS) {
+    fail('INVALID_PASSCODE', 'passcode', `passcode must be a string of 1 to ${PASSCODE_MAX_CODE_POINTS} characters`);
+  }
+  return value;
+}
+
+/** `null` and `""` mean "no address" (as an empty form field does); anything else must be one plain address. */
+function email(body: Body, name: 'notification_email' | 'send_link_email'): string | null {
+  const value = field(body, name);
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value !== 'string' || !isPlainEmail(value)) {
+    fail('INVALID_EMAIL', name, `${name} must be a single e-mail address like name@example.com (at most ${EMAIL_MAX_LENGTH} characters)`);
+  }
+  return value;
+}
+
+export function validateCreateNote(body: unknown): CreateNoteInput {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    fail('INVALID_JSON', null, 'Request body must be a JSON object');
+  }
+  const input = body as Body;
+  return {
+    content: content(input),
+    expiryType: expiryType(input),
+    expiryHours: integer(input, 'expiry_time', EXPIRY_HOURS_MIN, EXPIRY_HOURS_MAX, EXPIRY_HOURS_DEFAULT, 'INVALID_EXPIRY_TIME'),
+    maxViews: integer(input, 'max_views', MAX_VIEWS_MIN, MAX_VIEWS_MAX, MAX_VIEWS_DEFAULT, 'INVALID_MAX_VIEWS'),
+    passcode: passcode(input),
+    notificationEmail: email(input, 'notification_email'),
+    sendLinkEmail: email(input, 'send_link_email'),
+  };
+}
