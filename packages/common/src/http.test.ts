@@ -1,0 +1,69 @@
+import express from 'express';
+import { type Listening, apiHeaders, apiNotFound, errorHandler, jsonBody, listen, methodsOnly, requestId } from './http';
+import { silentLogger } from './logger';
+
+describe('http helpers', () => {
+  let server: Listening;
+  let base: string;
+
+  beforeAll(async () => {
+    const app = express();
+    app.use(requestId, apiHeaders);
+    app.all('/api/echo', methodsOnly(['POST']), ...jsonBody(), (req, res) => { res.json({ got: req.body }); });
+    app.all('/api/thing', methodsOnly(['GET']), (_req, res) => { res.json({ ok: true }); });
+    app.get('/api/boom', () => { throw new Error('SELECT * FROM secrets failed'); });
+    app.use('/api', apiNotFound);
+    app.use(errorHandler(silentLogger));
+    server = await listen(app, 0, '127.0.0.1');
+    base = `http://127.0.0.1:${server.port}`;
+  });
+  afterAll(() => server.close());
+
+  const post = (body: string, contentType = 'application/json') =>
+    fetch(`${base}/api/echo`, { method: 'POST', headers: { 'Content-Type': contentType }, body });
+
+  it('when JSON is posted, then it is parsed and the answer carries the DECISIONS 8 headers', async () => {
+    const res = await post('{"a":1}');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ got: { a: 1 } });
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('api-version')).toBe('1.2.0');
+    expect(res.headers.get('x-request-id')).toMatch(/.{8,}/);
+  });
+
+  it.each([
+    ['invalid JSON', '{"a":', 'application/json', 'INVALID_JSON'],
+    ['a wrong content type', '{"a":1}', 'text/plain', 'INVALID_CONTENT_TYPE'],
+    ['a body over 128 KiB', JSON.stringify({ a: 'x'.repeat(1024 * 1024) }), 'application/json', 'PAYLOAD_TOO_LARGE'],
+  ])('when the body is %s, then 400 with its code', async (_what, body, type, code) => {
+    const res = await post(body, type);
+    expect(res.status).toBe(400);
+    expect((await res.json()).code).toBe(code);
+  });
+
+  it('when a method is not supported, then 405 with Allow, and OPTIONS is 204 with Allow', async () => {
+    const res = await fetch(`${base}/api/thing`, { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect((await res.json()).code).toBe('METHOD_NOT_ALLOWED');
+    const options = await fetch(`${base}/api/thing`, { method: 'OPTIONS' });
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+  });
+
+  it('when a handler throws, then 500 INTERNAL_ERROR without internals', async () => {
+    const res = await fetch(`${base}/api/boom`);
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(JSON.parse(text).code).toBe('INTERNAL_ERROR');
+    expect(text).not.toMatch(/SELECT|secrets|at /);
+  });
+
+  it('when an unknown /api path is asked for, then 404 NOT_FOUND in the error shape', async () => {
+    const res = await fetch(`${base}/api/nope`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ code: 'NOT_FOUND', details: { parameter: null } });
+  });
+});
