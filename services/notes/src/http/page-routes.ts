@@ -1,0 +1,156 @@
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import QRCode from 'qrcode';
+import { AppError, type Logger, ValidationError, pageHeaders, routeName } from '@vanish/common';
+import { validateCreateNote } from '../domain/create-note-validator';
+import type { NotesApi } from '../domain/notes';
+import type { FormTokens } from './form-tokens';
+import { APP_CSS, APP_JS } from './pages/assets';
+import {
+  type CreateFormValues, createPage, createdPage, errorPage, forbiddenPage, notFoundPage, notePage, revealedPage,
+} from './pages/templates';
+
+export interface PageRoutesDeps {
+  notes: NotesApi;
+  formTokens: FormTokens;
+  publicBaseUrl: string;
+  logger: Logger;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const FORM_FIELDS = ['content', 'expiry_type', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email'] as const;
+
+class PageNotFound extends Error {}
+class PageForbidden extends Error {}
+
+/**
+ * DECISIONS 9: the only place note content is ever shown. GET never consumes a view (link
+ * previews fetch links); only the reveal POST does, and only with a same-origin, single-use
+ * form token.
+ */
+export function createPageRoutes(deps: PageRoutesDeps): Router {
+  const router = Router();
+  const allowedOrigin = new URL(deps.publicBaseUrl).origin;
+  const form = express.urlencoded({ extended: false, limit: '128kb', parameterLimit: 20, inflate: false });
+  const send = (res: Response, status: number, page: string) => {
+    res.status(status).type('html').send(page);
+  };
+
+  router.use(pageHeaders);
+
+  router.get('/assets/app.css', routeName('/assets/app.css'), (_req, res) => { res.type('css').send(APP_CSS); });
+  router.get('/assets/app.js', routeName('/assets/app.js'), (_req, res) => { res.type('js').send(APP_JS); });
+
+  router.get('/', routeName('/'), (_req, res) => {
+    send(res, 200, createPage(deps.formTokens.issue('create')));
+  });
+
+  router.post('/', routeName('/'), form, async (req, res) => {
+    sameOriginOrThrow(req, allowedOrigin);
+    const fields = formFields(req.body);
+    if (!(await deps.formTokens.redeem(fields.form_token, 'create'))) throw new PageForbidden();
+    const values: CreateFormValues = fields;
+    try {
+      const created = await deps.notes.create(validateCreateNote(formToRequest(fields)));
+      const qr = await QRCode.toString(created.url, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
+      send(res, 200, createdPage(created, qr));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      send(res, 400, createPage(deps.formTokens.issue('create'), values, { parameter: err.parameter, message: err.message }));
+    }
+  });
+
+  router.get('/:uuid', routeName('/:uuid'), async (req, res) => {
+    const uuid = noteId(req);
+    const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
+    send(res, 200, notePage(meta, deps.formTokens.issue('reveal', uuid)));
+  });
+
+  router.post('/:uuid', routeName('/:uuid'), form, async (req, res) => {
+    const uuid = noteId(req);
+    sameOriginOrThrow(req, allowedOrigin);
+    const fields = formFields(req.body);
+    if (!(await deps.formTokens.redeem(fields.form_token, 'reveal', uuid))) throw new PageForbidden();
+    const passcode = typeof fields.passcode === 'string' && fields.passcode !== '' ? fields.passcode : null;
+    const result = await deps.notes.reveal(uuid, passcode);
+    switch (result.outcome) {
+      case 'revealed':
+        send(res, 200, revealedPage(result.content, result.currentViews, result.maxViews, result.destroyed));
+        return;
+      case 'wrong_passcode': {
+        if (result.lockedOut) throw new PageNotFound();
+        const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
+        const tries = `${result.attemptsLeft} ${result.attemptsLeft === 1 ? 'try' : 'tries'}`;
+        send(res, 400, notePage(meta, deps.formTokens.issue('reveal', uuid), `Wrong passcode. Nothing was shown. ${tries} left before the note is destroyed.`));
+        return;
+      }
+      default:
+        throw new PageNotFound();
+    }
+  });
+
+  router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) { next(err); return; }
+    if (err instanceof PageNotFound) { send(res, 404, notFoundPage()); return; }
+    if (err instanceof PageForbidden) { send(res, 403, forbiddenPage()); return; }
+    if (err instanceof AppError && err.statusCode < 500) {
+      // Body parser errors and the like: the form could not be read.
+      send(res, 400, errorPage('The form could not be read.'));
+      return;
+    }
+    const status = err instanceof AppError ? err.statusCode : 500;
+    if (err instanceof AppError) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+    deps.logger.error('page failed', { requestId: res.locals.requestId, route: res.locals.routeName, err: describe(err) });
+    send(res, status, errorPage(status === 503 ? 'The service is briefly unavailable.' : 'The service could not complete this request.'));
+  });
+
+  return router;
+}
+
+function noteId(req: Request): string {
+  const uuid = String(req.params.uuid);
+  if (!UUID.test(uuid)) throw new PageNotFound();
+  return uuid;
+}
+
+function notFoundAsPage(err: unknown): never {
+  if (err instanceof AppError && err.statusCode === 404) throw new PageNotFound();
+  throw err;
+}
+
+/** Browsers say where a form came from; a cross-site POST is refused before anything is read. */
+function sameOriginOrThrow(req: Request, allowedOrigin: string): void {
+  const site = req.get('sec-fetch-site');
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new PageForbidden();
+  const origin = req.get('origin');
+  if (origin === undefined) return;
+  if (origin !== allowedOrigin && origin !== `${req.protocol}://${req.get('host')}`) throw new PageForbidden();
+}
+
+function formFields(body: unknown): Record<string, string | undefined> {
+  const source = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  const out: Record<string, string | undefined> = {};
+  for (const name of [...FORM_FIELDS, 'form_token']) {
+    const value = Object.prototype.hasOwnProperty.call(source, name) ? source[name] : undefined;
+    out[name] = typeof value === 'string' ? value : undefined;
+  }
+  return out;
+}
+
+/** Form fields are strings; the API validator takes JSON types, so whole numbers become numbers. */
+function formToRequest(fields: Record<string, string | undefined>): Record<string, unknown> {
+  const request: Record<string, unknown> = { ...fields };
+  delete request.form_token;
+  for (const name of ['expiry_time', 'max_views']) {
+    const value = fields[name];
+    if (value === undefined || value.trim() === '') delete request[name];
+    else if (/^\s*\d{1,6}\s*$/.test(value)) request[name] = Number(value);
+  }
+  if (fields.expiry_type === 'view') delete request.expiry_time;
+  if (fields.expiry_type === 'time') delete request.max_views;
+  return request;
+}
+
+function describe(err: unknown): unknown {
+  const cause = err instanceof AppError && err.cause ? err.cause : err;
+  return cause instanceof Error ? { name: cause.name, message: cause.message } : String(cause);
+}
