@@ -1,0 +1,118 @@
+import { ServiceUnavailableError, type OutboxRow, type OutboxStore, type OutgoingMessage } from '@vanish/common';
+import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
+
+/**
+ * In-memory NoteStore and OutboxStore for unit tests. Transactions run one at a time on a copy of
+ * the data that replaces the original only when the work resolves, so a throw leaves no trace,
+ * exactly like the database. `failNextTransaction` lets a test simulate a database fault.
+ */
+export class FakeNoteStore implements NoteStore, OutboxStore {
+  notes = new Map<string, NoteRecord>();
+  outbox: OutboxRow[] = [];
+  available = true;
+  private nextSeq = 1;
+  private queue: Promise<unknown> = Promise.resolve();
+  private failNext: Error | undefined;
+
+  failNextTransaction(error: Error): void {
+    this.failNext = error;
+  }
+
+  async findActive(lookup: string, now: Date): Promise<NoteRecord | null> {
+    this.assertAvailable();
+    const note = this.notes.get(lookup);
+    return note && note.expiresAt.getTime() > now.getTime() ? { ...note } : null;
+  }
+
+  async findExpired(now: Date, limit: number): Promise<ExpiredNote[]> {
+    this.assertAvailable();
+    return [...this.notes.values()]
+      .filter((note) => note.expiresAt.getTime() <= now.getTime())
+      .sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime())
+      .slice(0, limit)
+      .map((note) => ({ lookup: note.lookup, expiryType: note.expiryType }));
+  }
+
+  transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => this.runTransaction(work));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async ping(): Promise<boolean> {
+    return this.available;
+  }
+
+  async claim(limit: number): Promise<OutboxRow[]> {
+    this.assertAvailable();
+    return this.outbox.slice(0, limit).map((row) => ({ ...row }));
+  }
+
+  async markPublished(seqs: readonly number[]): Promise<void> {
+    this.assertAvailable();
+    const done = new Set(seqs);
+    this.outbox = this.outbox.filter((row) => !done.has(row.seq));
+  }
+
+  async backlog(): Promise<{ count: number; oldestAgeSeconds: number }> {
+    return { count: this.outbox.length, oldestAgeSeconds: 0 };
+  }
+
+  /** Outbox rows as parsed envelopes, for assertions. */
+  events(): Array<{ routingKey: string; body: Record<string, unknown> }> {
+    return this.outbox.map((row) => ({ routingKey: row.routingKey, body: JSON.parse(row.body) as Record<string, unknown> }));
+  }
+
+  private async runTransaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T> {
+    this.assertAvailable();
+    const notes = new Map([...this.notes].map(([key, note]) => [key, { ...note }]));
+    const outbox = [...this.outbox];
+    let nextSeq = this.nextSeq;
+    const active = (lookup: string, now: Date) => {
+      const note = notes.get(lookup);
+      return note && note.expiresAt.getTime() > now.getTime() ? note : undefined;
+    };
+    const tx: NoteTransaction = {
+      insert: async (note) => {
+        if (notes.has(note.lookup)) throw new Error('duplicate lookup');
+        notes.set(note.lookup, { ...note });
+      },
+      claimView: async (lookup, now) => {
+        const note = active(lookup, now);
+        if (!note || note.currentViews >= note.maxViews) return false;
+        note.currentViews += 1;
+        return true;
+      },
+      countFailedAttempt: async (lookup, now) => {
+        const note = active(lookup, now);
+        if (!note) return false;
+        note.failedAttempts += 1;
+        return true;
+      },
+      lock: async (lookup): Promise<NoteState | null> => {
+        const note = notes.get(lookup);
+        if (!note) return null;
+        const { noteRef, expiryType, maxViews, currentViews, failedAttempts, expiresAt } = note;
+        return { noteRef, expiryType, maxViews, currentViews, failedAttempts, expiresAt };
+      },
+      delete: async (lookup) => notes.delete(lookup),
+      enqueue: async (messages: readonly OutgoingMessage[]) => {
+        for (const message of messages) outbox.push({ seq: nextSeq++, ...message });
+      },
+    };
+    const result = await work(tx);
+    if (this.failNext) {
+      const error = this.failNext;
+      this.failNext = undefined;
+      throw error;
+    }
+    this.notes = notes;
+    this.outbox = outbox;
+    this.nextSeq = nextSeq;
+    return result;
+  }
+
+  private assertAvailable(): void {
+    if (!this.available) throw new ServiceUnavailableError('Database unavailable');
+  }
+}
