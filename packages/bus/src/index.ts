@@ -1,1 +1,9 @@
-export {};
+export * from './topic-pattern';
+export * from './delivery-policy';
+export * from './bus-metrics';
+export * from './in-process-bus';
+export * from './rabbitmq-topology';
+export * from './rabbitmq-bus';
+export * from './outbox-relay';
+export * from './heartbeat-publisher';
+export * from './fake-outbox-store';

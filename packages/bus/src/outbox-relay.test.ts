@@ -1,0 +1,81 @@
+import { silentLogger, type MessagePublisher, type OutgoingMessage } from '@vanish/common';
+import { Registry } from 'prom-client';
+import { FakeOutboxStore } from './fake-outbox-store';
+import { OutboxRelay } from './outbox-relay';
+
+class FakePublisher implements MessagePublisher {
+  readonly sent: OutgoingMessage[] = [];
+  down = false;
+  async publish(messages: readonly OutgoingMessage[]): Promise<void> {
+    if (this.down) throw new Error('broker unreachable');
+    this.sent.push(...messages);
+  }
+}
+
+describe('OutboxRelay', () => {
+  it('when rows are waiting, then drain publishes them in order and removes them only after publishing', async () => {
+    const store = new FakeOutboxStore();
+    const publisher = new FakePublisher();
+    for (let i = 0; i < 5; i += 1) store.add('note.created', `{"n":${i}}`);
+    const relay = new OutboxRelay({ store, publisher, logger: silentLogger, batchSize: 2 });
+    expect(await relay.drain()).toBe(5);
+    expect(publisher.sent.map((m) => m.body)).toEqual([0, 1, 2, 3, 4].map((n) => `{"n":${n}}`));
+    expect(store.waiting).toBe(0);
+  });
+
+  it('when the broker is down, then rows stay in the outbox and are published once it is back', async () => {
+    const store = new FakeOutboxStore();
+    const publisher = new FakePublisher();
+    store.add('note.created', '{}', 'a');
+    publisher.down = true;
+    const relay = new OutboxRelay({ store, publisher, logger: silentLogger });
+    await expect(relay.drain()).rejects.toThrow('broker unreachable');
+    expect(store.waiting).toBe(1);
+    publisher.down = false;
+    // The relay still holds the claimed rows: it publishes them without waiting for the lease to end.
+    expect(await relay.drain()).toBe(1);
+    expect(publisher.sent.map((m) => m.id)).toEqual(['a']);
+    expect(store.waiting).toBe(0);
+  });
+
+  it('when marking fails after the broker confirmed (a crash), then the row is published again later: a duplicate, never a loss', async () => {
+    let now = 0;
+    const store = new FakeOutboxStore(() => now);
+    const publisher = new FakePublisher();
+    store.add('note.created', '{}', 'a');
+    const relay = new OutboxRelay({ store, publisher, logger: silentLogger, leaseMs: 1_000 });
+    store.failNextMark = new Error('database went away');
+    await expect(relay.drain()).rejects.toThrow('database went away');
+    now += 1_001;
+    const restarted = new OutboxRelay({ store, publisher, logger: silentLogger, leaseMs: 1_000 });
+    expect(await restarted.drain()).toBe(1);
+    expect(publisher.sent.map((m) => m.id)).toEqual(['a', 'a']);
+    expect(store.waiting).toBe(0);
+  });
+
+  it('when two relays run at once, then a row claimed by one is not published by the other', async () => {
+    const store = new FakeOutboxStore();
+    const publisher = new FakePublisher();
+    for (let i = 0; i < 4; i += 1) store.add('note.created', '{}', `e${i}`);
+    const one = new OutboxRelay({ store, publisher, logger: silentLogger, batchSize: 2 });
+    const two = new OutboxRelay({ store, publisher, logger: silentLogger, batchSize: 2 });
+    await Promise.all([one.drain(), two.drain()]);
+    expect(publisher.sent.map((m) => m.id).sort()).toEqual(['e0', 'e1', 'e2', 'e3']);
+  });
+
+  it('when started, then it relays rows committed later and reports the backlog in metrics', async () => {
+    const store = new FakeOutboxStore();
+    const publisher = new FakePublisher();
+    const registry = new Registry();
+    const relay = new OutboxRelay({ store, publisher, logger: silentLogger, registry, intervalMs: 10, backlogEveryMs: 0 });
+    relay.start();
+    store.add('note.created', '{}', 'late');
+    relay.notify();
+    for (let i = 0; i < 100 && publisher.sent.length === 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+    await relay.stop();
+    expect(publisher.sent.map((m) => m.id)).toEqual(['late']);
+    const text = await registry.metrics();
+    expect(text).toMatch(/outbox_published_total 1/);
+    expect(text).toMatch(/outbox_backlog_messages 0/);
+  });
+});

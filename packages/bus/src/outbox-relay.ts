@@ -1,0 +1,155 @@
+import type { Logger, MessagePublisher, OutboxRow, OutboxStore } from '@vanish/common';
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export interface OutboxRelayOptions {
+  store: OutboxStore;
+  publisher: MessagePublisher;
+  logger: Logger;
+  registry?: Registry;
+  /** Poll period while idle. Default 200 ms (event lag stays well under a second). */
+  intervalMs?: number;
+  /** Rows claimed and published per round. Default 100. */
+  batchSize?: number;
+  /** How long a claim keeps other relays off the rows. Must exceed a publish's confirm timeout. Default 30000. */
+  leaseMs?: number;
+  /** How often the backlog gauges are refreshed. Default 5000. */
+  backlogEveryMs?: number;
+  /** Longest pause after failures (doubling from intervalMs). Default 5000. */
+  maxBackoffMs?: number;
+}
+
+interface Held {
+  rows: OutboxRow[];
+  claimedAt: number;
+}
+
+function metric<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+/**
+ * Relays committed outbox rows to the broker: claim (a lease, so several notes replicas never
+ * publish the same row at the same time), publish with confirms, then mark published. The row is
+ * deleted only after the broker confirmed it, so a crash between the two yields a duplicate
+ * (consumers are idempotent by id), never a loss. While the broker is down the rows simply wait;
+ * the relay keeps the rows it holds and publishes them again as soon as it can.
+ */
+export class OutboxRelay {
+  private readonly intervalMs: number;
+  private readonly batchSize: number;
+  private readonly leaseMs: number;
+  private readonly backlogEveryMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly logger: Logger;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private started = false;
+  private held: Held | undefined;
+  private failures = 0;
+  private lastBacklogAt = 0;
+  private readonly published?: Counter<string>;
+  private readonly failed?: Counter<string>;
+  private readonly backlogCount?: Gauge<string>;
+  private readonly backlogAge?: Gauge<string>;
+
+  constructor(private readonly options: OutboxRelayOptions) {
+    this.intervalMs = options.intervalMs ?? 200;
+    this.batchSize = options.batchSize ?? 100;
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.backlogEveryMs = options.backlogEveryMs ?? 5_000;
+    this.maxBackoffMs = options.maxBackoffMs ?? 5_000;
+    this.logger = options.logger.child('bus/outbox-relay');
+    const registry = options.registry;
+    if (registry) {
+      this.published = metric(registry, 'outbox_published_total', () => new Counter({ name: 'outbox_published_total', help: 'Outbox rows published and confirmed', registers: [registry] }));
+      this.failed = metric(registry, 'outbox_publish_failures_total', () => new Counter({ name: 'outbox_publish_failures_total', help: 'Relay rounds that failed (broker or database unavailable)', registers: [registry] }));
+      this.backlogCount = metric(registry, 'outbox_backlog_messages', () => new Gauge({ name: 'outbox_backlog_messages', help: 'Outbox rows waiting to be published', registers: [registry] }));
+      this.backlogAge = metric(registry, 'outbox_oldest_age_seconds', () => new Gauge({ name: 'outbox_oldest_age_seconds', help: 'Age of the oldest unpublished outbox row', registers: [registry] }));
+    }
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.schedule(0);
+  }
+
+  /** Publish soon (call after committing a row, to cut the lag below one poll period). */
+  notify(): void {
+    if (!this.started || this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One round, for tests and tools: publishes until the outbox is empty or a failure. Returns rows published. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const count = await this.round();
+      total += count;
+      if (count < this.batchSize) return total;
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.tick().finally(() => { this.running = undefined; });
+    }, delayMs);
+  }
+
+  private async tick(): Promise<void> {
+    let next = this.intervalMs;
+    try {
+      const count = await this.round();
+      if (this.failures > 0) this.logger.info('outbox relay recovered', { afterFailures: this.failures });
+      this.failures = 0;
+      if (count >= this.batchSize) next = 0;
+    } catch (err) {
+      this.failures += 1;
+      this.failed?.inc();
+      // Once per streak at warn, then quietly: a broker outage is expected and self-healing.
+      const log = this.failures === 1 ? this.logger.warn : this.logger.debug;
+      log.call(this.logger, 'outbox relay round failed; rows stay in the outbox', { err: (err as Error).message, failures: this.failures });
+      next = Math.min(this.maxBackoffMs, this.intervalMs * 2 ** Math.min(this.failures, 10));
+    }
+    await this.refreshBacklog();
+    if (this.started) this.schedule(next);
+  }
+
+  private async round(): Promise<number> {
+    // Rows claimed earlier whose publish failed are retried while their lease still protects them.
+    if (this.held && Date.now() - this.held.claimedAt > this.leaseMs * 0.8) this.held = undefined;
+    if (!this.held) {
+      const rows = await this.options.store.claim(this.batchSize, this.leaseMs);
+      if (rows.length === 0) return 0;
+      this.held = { rows, claimedAt: Date.now() };
+    }
+    const { rows } = this.held;
+    await this.options.publisher.publish(rows.map((row) => ({ id: row.id, routingKey: row.routingKey, body: row.body })));
+    // Confirmed by the broker: from here a crash means a duplicate later, never a loss.
+    this.held = undefined;
+    await this.options.store.markPublished(rows.map((row) => row.seq));
+    this.published?.inc(rows.length);
+    return rows.length;
+  }
+
+  private async refreshBacklog(): Promise<void> {
+    if (!this.backlogCount || Date.now() - this.lastBacklogAt < this.backlogEveryMs) return;
+    this.lastBacklogAt = Date.now();
+    try {
+      const { count, oldestAgeSeconds } = await this.options.store.backlog();
+      this.backlogCount.set(count);
+      this.backlogAge?.set(oldestAgeSeconds);
+    } catch {
+      // The database is down; the next round says so.
+    }
+  }
+}
