@@ -1,0 +1,160 @@
+import type { Knex } from 'knex';
+import { systemClock, type Clock, type ExpiryType, type OutgoingMessage } from '@vanish/common';
+import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
+import { isDeadlock, translateDatabaseError, withDatabase } from './database-errors';
+
+interface NoteRow {
+  lookup: string;
+  note_ref: string;
+  key_id: string;
+  salt: Buffer;
+  kdf: string | null;
+  check_box: Buffer;
+  content_box: Buffer;
+  email_box: Buffer | null;
+  has_passcode: number | boolean;
+  expiry_type: string;
+  max_views: number;
+  current_views: number;
+  failed_attempts: number;
+  created_at: number | string;
+  expires_at: number | string;
+}
+
+const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'expires_at'] as const;
+const TRANSACTION_ATTEMPTS = 3;
+
+/**
+ * NoteStore on knex (SQLite or MySQL, same SQL). Counters only ever change through conditional
+ * UPDATEs, so concurrent reveals across processes cannot overshoot max_views; destruction is a
+ * DELETE, so ciphertext and sealed e-mail leave with the row.
+ */
+export class KnexNoteStore implements NoteStore {
+  constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock) {}
+
+  findActive(lookup: string, now: Date): Promise<NoteRecord | null> {
+    return withDatabase(async () => {
+      const row = await this.knex<NoteRow>('notes').where({ lookup }).andWhere('expires_at', '>', now.getTime()).first();
+      return row ? toRecord(row) : null;
+    });
+  }
+
+  findExpired(now: Date, limit: number): Promise<ExpiredNote[]> {
+    return withDatabase(async () => {
+      const rows = await this.knex<NoteRow>('notes')
+        .select('lookup', 'expiry_type')
+        .where('expires_at', '<=', now.getTime())
+        .orderBy('expires_at')
+        .limit(limit);
+      return rows.map((row) => ({ lookup: row.lookup, expiryType: row.expiry_type as ExpiryType }));
+    });
+  }
+
+  async transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.knex.transaction((trx) => work(new KnexNoteTransaction(trx, this.clock)));
+      } catch (err) {
+        // The whole transaction rolled back, so running it again is safe.
+        if (isDeadlock(err) && attempt < TRANSACTION_ATTEMPTS) continue;
+        throw translateDatabaseError(err);
+      }
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.knex.raw('select 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+class KnexNoteTransaction implements NoteTransaction {
+  constructor(private readonly trx: Knex.Transaction, private readonly clock: Clock) {}
+
+  async insert(note: NoteRecord): Promise<void> {
+    await this.trx('notes').insert({
+      lookup: note.lookup,
+      note_ref: note.noteRef,
+      key_id: note.keyId,
+      salt: note.salt,
+      kdf: note.kdf,
+      check_box: note.checkBox,
+      content_box: note.contentBox,
+      email_box: note.emailBox,
+      has_passcode: note.hasPasscode,
+      expiry_type: note.expiryType,
+      max_views: note.maxViews,
+      current_views: note.currentViews,
+      failed_attempts: note.failedAttempts,
+      created_at: note.createdAt.getTime(),
+      expires_at: note.expiresAt.getTime(),
+    });
+  }
+
+  async claimView(lookup: string, now: Date): Promise<boolean> {
+    const updated = await this.trx('notes')
+      .where({ lookup })
+      .andWhere('expires_at', '>', now.getTime())
+      .andWhere('current_views', '<', this.trx.ref('max_views'))
+      .increment('current_views', 1);
+    return Number(updated) === 1;
+  }
+
+  async countFailedAttempt(lookup: string, now: Date): Promise<boolean> {
+    const updated = await this.trx('notes')
+      .where({ lookup })
+      .andWhere('expires_at', '>', now.getTime())
+      .increment('failed_attempts', 1);
+    return Number(updated) === 1;
+  }
+
+  async lock(lookup: string): Promise<NoteState | null> {
+    // A write that changes nothing still takes the row lock (MySQL) or the write lock (SQLite);
+    // the read that follows (READ COMMITTED) then sees the latest committed counters.
+    await this.trx('notes').where({ lookup }).update({ lookup });
+    const row = await this.trx<NoteRow>('notes').select(...STATE_COLUMNS).where({ lookup }).first();
+    if (!row) return null;
+    return {
+      noteRef: row.note_ref,
+      expiryType: row.expiry_type as ExpiryType,
+      maxViews: Number(row.max_views),
+      currentViews: Number(row.current_views),
+      failedAttempts: Number(row.failed_attempts),
+      expiresAt: new Date(Number(row.expires_at)),
+    };
+  }
+
+  async delete(lookup: string): Promise<boolean> {
+    return Number(await this.trx('notes').where({ lookup }).delete()) === 1;
+  }
+
+  async enqueue(messages: readonly OutgoingMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const createdAt = this.clock.now().getTime();
+    await this.trx('outbox').insert(messages.map((m) => ({ id: m.id, routing_key: m.routingKey, body: m.body, created_at: createdAt })));
+  }
+}
+
+function toRecord(row: NoteRow): NoteRecord {
+  return {
+    lookup: row.lookup,
+    noteRef: row.note_ref,
+    keyId: row.key_id,
+    salt: Buffer.from(row.salt),
+    kdf: row.kdf,
+    checkBox: Buffer.from(row.check_box),
+    contentBox: Buffer.from(row.content_box),
+    emailBox: row.email_box === null ? null : Buffer.from(row.email_box),
+    hasPasscode: Boolean(Number(row.has_passcode)),
+    expiryType: row.expiry_type as ExpiryType,
+    maxViews: Number(row.max_views),
+    currentViews: Number(row.current_views),
+    failedAttempts: Number(row.failed_attempts),
+    createdAt: new Date(Number(row.created_at)),
+    expiresAt: new Date(Number(row.expires_at)),
+  };
+}

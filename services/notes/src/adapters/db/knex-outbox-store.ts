@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { systemClock, type Clock, type OutboxRow, type OutboxStore } from '@vanish/common';
+import { withDatabase } from './database-errors';
+
+interface OutboxDbRow {
+  seq: number | string;
+  id: string;
+  routing_key: string;
+  body: string;
+  created_at: number | string;
+}
+
+/**
+ * The outbox seen from the relay. A claim is a lease: rows are stamped with a random token and a
+ * deadline by a conditional UPDATE, so two relays (several notes replicas) never publish the same
+ * row at the same time; a crashed relay's rows become claimable again when its lease runs out.
+ */
+export class KnexOutboxStore implements OutboxStore {
+  constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock) {}
+
+  claim(limit: number, leaseMs: number): Promise<OutboxRow[]> {
+    return withDatabase(async () => {
+      const now = this.clock.now().getTime();
+      const claimable = (q: Knex.QueryBuilder) => q.whereNull('claimed_until').orWhere('claimed_until', '<', now);
+      const candidates = await this.knex('outbox').select('seq').where(claimable).orderBy('seq').limit(limit);
+      if (candidates.length === 0) return [];
+      const token = randomUUID();
+      await this.knex('outbox')
+        .whereIn('seq', candidates.map((row: { seq: number | string }) => Number(row.seq)))
+        .andWhere(claimable)
+        .update({ claim_token: token, claimed_until: now + leaseMs });
+      const rows: OutboxDbRow[] = await this.knex('outbox')
+        .select('seq', 'id', 'routing_key', 'body')
+        .where({ claim_token: token })
+        .orderBy('seq');
+      return rows.map((row) => ({ seq: Number(row.seq), id: row.id, routingKey: row.routing_key, body: row.body }));
+    });
+  }
+
+  markPublished(seqs: readonly number[]): Promise<void> {
+    return withDatabase(async () => {
+      if (seqs.length === 0) return;
+      await this.knex('outbox').whereIn('seq', [...seqs]).delete();
+    });
+  }
+
+  backlog(): Promise<{ count: number; oldestAgeSeconds: number }> {
+    return withDatabase(async () => {
+      const row = await this.knex('outbox').count({ count: '*' }).min({ oldest: 'created_at' }).first();
+      const count = Number(row?.count ?? 0);
+      const oldest = row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
+      const oldestAgeSeconds = oldest === null ? 0 : Math.max(0, (this.clock.now().getTime() - oldest) / 1000);
+      return { count, oldestAgeSeconds };
+    });
+  }
+}

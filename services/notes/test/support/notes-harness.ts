@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import { KeyRing, MAIL_SEAL_PURPOSE, ManualClock, MessageSealer, silentLogger, type Clock } from '@vanish/common';
+import { ExpirySweeper } from '../../src/domain/expiry-sweeper';
+import { NoteCrypto, type ScryptParams } from '../../src/domain/note-crypto';
+import { NoteService } from '../../src/domain/note-service';
+import type { CreateNoteInput } from '../../src/domain/notes';
+import { KnexNoteStore } from '../../src/adapters/db/knex-note-store';
+import { KnexOutboxStore } from '../../src/adapters/db/knex-outbox-store';
+
+/** Cheap scrypt for tests; production parameters are asserted in note-crypto.test.ts. */
+export const TEST_KDF: ScryptParams = { N: 1024, r: 8, p: 1 };
+
+export interface NotesKeys {
+  masterKeys: KeyRing;
+  lookupKey: Buffer;
+  mailKeys: KeyRing;
+}
+
+export function newKeys(): NotesKeys {
+  return { masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), mailKeys: KeyRing.generate('m1') };
+}
+
+/** The real domain on real knex stores, wired the way compose.ts does it. */
+export function buildNotes(knex: Knex, keys: NotesKeys = newKeys(), clock: Clock = new ManualClock(new Date())) {
+  const store = new KnexNoteStore(knex, clock);
+  const outbox = new KnexOutboxStore(knex, clock);
+  const crypto = new NoteCrypto({ masterKeys: keys.masterKeys, lookupKey: keys.lookupKey, kdf: TEST_KDF });
+  const mailSealer = new MessageSealer(keys.mailKeys, MAIL_SEAL_PURPOSE);
+  const service = new NoteService({
+    store, crypto, mailSealer, clock, publicBaseUrl: 'http://localhost:8080', retentionHours: 720, logger: silentLogger,
+  });
+  const sweeper = () => new ExpirySweeper({ store, clock, intervalMs: 60_000, logger: silentLogger, batchSize: 3 });
+  return { store, outbox, crypto, mailSealer, service, sweeper, keys, clock };
+}
+
+export const noteInput = (over: Partial<CreateNoteInput> = {}): CreateNoteInput => ({
+  content: 'hello', expiryType: 'view', expiryHours: 24, maxViews: 1, passcode: null, notificationEmail: null, sendLinkEmail: null, ...over,
+});
+
+export interface OutboxEvent {
+  routingKey: string;
+  body: { id: string; event: string; data: Record<string, unknown>; sealed?: string };
+}
+
+export async function outboxEvents(knex: Knex): Promise<OutboxEvent[]> {
+  const rows: Array<{ routing_key: string; body: string }> = await knex('outbox').select('routing_key', 'body').orderBy('seq');
+  return rows.map((row) => ({ routingKey: row.routing_key, body: JSON.parse(row.body) as OutboxEvent['body'] }));
+}
