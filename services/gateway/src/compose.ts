@@ -1,0 +1,164 @@
+import { Agent } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { Redis } from 'ioredis';
+import type { Express } from 'express';
+import { createAdminApp, createLogger, createRegistry, Lifecycle, listen, type Logger, type Registry } from '@vanish/common';
+import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
+import { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
+import type { GatewayConfig } from './config';
+import type { RateLimiter } from './domain/rate-limiter';
+import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
+import { createGatewayApp } from './http/gateway-app';
+import type { UpstreamName } from './http/route-table';
+import { createUpstreamProxy } from './http/upstream-proxy';
+
+export interface GatewayOverrides {
+  logger?: Logger;
+  registry?: Registry;
+  /** A limiter to use instead of the one REDIS_URL selects (tests, all-in-one). */
+  limiter?: RateLimiter;
+}
+
+export interface GatewayService {
+  app: Express;
+  registry: Registry;
+  limiter: RateLimiter;
+  metrics: GatewayMetrics;
+  start(): Promise<{ port: number; adminPort: number }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root: picks the limiter from config (Redis when REDIS_URL is set, memory
+ * otherwise), builds one keep-alive agent and a proxy per upstream, and owns start and stop.
+ */
+export async function createGatewayService(config: Readonly<GatewayConfig>, overrides: GatewayOverrides = {}): Promise<GatewayService> {
+  const logger = overrides.logger ?? createLogger('gateway', config.logLevel);
+  const registry = overrides.registry ?? createRegistry('gateway');
+  const lifecycle = new Lifecycle(logger);
+
+  let redis: Redis | undefined;
+  let limiter: RateLimiter;
+  let metrics: GatewayMetrics | undefined;
+  if (overrides.limiter) {
+    limiter = overrides.limiter;
+  } else if (config.redisUrl) {
+    redis = createRedisClient(config.redisUrl, config.redisCommandTimeoutMs, logger.child('gateway/redis'));
+    const client = redis;
+    lifecycle.add('redis', () => client.disconnect());
+    limiter = new RedisRateLimiter({
+      redis: client,
+      policy: config.policy,
+      keyPrefix: config.rateLimitKeyPrefix,
+      retryIntervalMs: config.redisRetryIntervalMs,
+      logger: logger.child('gateway/limiter'),
+      onFallback: (action) => metrics?.limiterFallback.inc({ action }),
+    });
+  } else {
+    logger.warn('REDIS_URL is not set: rate limits are kept in this process only (not for production)');
+    limiter = new MemoryRateLimiter(config.policy, config.rateLimitKeyPrefix);
+  }
+  metrics = createGatewayMetrics(registry, () => limiter.isStoreHealthy());
+  const gatewayMetrics = metrics;
+  lifecycle.add('limiter', () => limiter.stop());
+
+  // Kept-alive upstream connections; idle ones are dropped before the upstreams' own
+  // keep-alive timeout (5 s in common's listen) so we never write to a socket they closed.
+  const agent = new Agent({ keepAlive: true, timeout: 4000, maxFreeSockets: 64, scheduling: 'lifo' });
+  lifecycle.add('upstream agent', () => agent.destroy());
+
+  const proxyLogger = logger.child('gateway/proxy');
+  const upstreams: Record<UpstreamName, string> = { notes: config.notesUrl, stats: config.statsUrl, mailer: config.mailerUrl };
+  const proxies = Object.fromEntries(
+    (Object.keys(upstreams) as UpstreamName[]).map((name) => [
+      name,
+      createUpstreamProxy({
+        name,
+        target: upstreams[name],
+        agent,
+        timeoutMs: config.upstreamTimeoutMs,
+        logger: proxyLogger,
+        onUpstreamError: (upstream, code) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),
+      }),
+    ]),
+  ) as Record<UpstreamName, ReturnType<typeof createUpstreamProxy>>;
+
+  const app = createGatewayApp({
+    trustProxy: config.trustProxy,
+    corsOrigins: config.corsOrigins,
+    requireHttps: config.requireHttps,
+    publicBaseUrl: config.publicBaseUrl,
+    limiterKey: config.limiterKey,
+    limiter,
+    proxies,
+    logger: logger.child('gateway/access'),
+    registry,
+    metrics: gatewayMetrics,
+    isDraining: () => lifecycle.isDraining,
+  });
+
+  return {
+    app,
+    registry,
+    limiter,
+    metrics: gatewayMetrics,
+    async start() {
+      if (redis) await waitUntilReady(redis, 2000, logger);
+      const admin = await listen(createAdminApp({ registry, checks: [], isDraining: () => lifecycle.isDraining }), config.adminPort, config.host);
+      lifecycle.add('admin server', () => admin.close());
+      const server = config.tls ? createHttpsServer({ cert: config.tls.cert, key: config.tls.key }, app) : undefined;
+      const pub = await listen(app, config.port, config.host, server);
+      lifecycle.add('public server', () => pub.close());
+      logger.info('gateway listening', {
+        port: pub.port,
+        adminPort: admin.port,
+        tls: config.tls !== undefined,
+        limiter: redis ? 'redis' : overrides.limiter ? 'injected' : 'memory',
+      });
+      return { port: pub.port, adminPort: admin.port };
+    },
+    stop: () => lifecycle.stop(),
+  };
+}
+
+/**
+ * No offline queue (a command while disconnected fails at once), a short command timeout (a
+ * stalled Redis fails fast) and no resending after reconnects: the limiter falls back to memory
+ * instead of waiting. Reconnects go on in the background, so Redis is used again when it returns.
+ */
+function createRedisClient(url: string, commandTimeoutMs: number, logger: Logger): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    commandTimeout: commandTimeoutMs,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (times) => Math.min(100 * times, 1000),
+  });
+  let reported = false;
+  redis.on('error', (err: Error) => {
+    if (!reported) logger.warn('redis connection error', { err: err.message });
+    reported = true;
+  });
+  redis.on('ready', () => {
+    if (reported) logger.info('redis connection ready again');
+    reported = false;
+  });
+  return redis;
+}
+
+function waitUntilReady(redis: Redis, timeoutMs: number, logger: Logger): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      logger.warn('redis not ready at start: limits are answered from memory until it is', { timeoutMs });
+      resolve();
+    }, timeoutMs);
+    const onReady = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    redis.once('ready', onReady);
+  });
+}

@@ -1,0 +1,58 @@
+import { allowedMethods, matchRoute, redactPath } from './route-table';
+
+const uuid = '3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b';
+
+describe('matchRoute', () => {
+  it.each([
+    ['/api/create.php', '/api/create.php', 'notes', { POST: 'create' }],
+    [`/api/view/${uuid}.php`, '/api/view/:uuid.php', 'notes', { GET: 'view', HEAD: 'view' }],
+    ['/api/stats.php', '/api/stats.php', 'stats', { GET: 'stats', HEAD: 'stats' }],
+    ['/api/openapi.json', '/api/openapi.json', 'notes', { GET: undefined, HEAD: undefined }],
+    ['/', '/', 'notes', { GET: undefined, HEAD: undefined, POST: 'create' }],
+    ['/assets/app.css', '/assets/*', 'notes', { GET: undefined, HEAD: undefined }],
+    [`/${uuid}`, '/:uuid', 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }],
+    ['/unsubscribe/tok_123', '/unsubscribe/:token', 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }],
+  ])('when the path is %s, then the route is %s on %s with its limits', (path, template, upstream, methods) => {
+    const match = matchRoute(path);
+    expect(match.found).toBe(true);
+    if (!match.found) return;
+    expect(match.route.template).toBe(template);
+    expect(match.route.upstream).toBe(upstream);
+    expect(match.route.methods).toEqual(methods);
+  });
+
+  it('when an /api path is unknown, then it is not found and named /api/*', () => {
+    expect(matchRoute('/api/delete.php')).toEqual({ found: false, kind: 'api', template: '/api/*' });
+    expect(matchRoute('/api')).toEqual({ found: false, kind: 'api', template: '/api/*' });
+    expect(matchRoute(`/api/view/${uuid}`)).toMatchObject({ found: false, kind: 'api' });
+  });
+
+  it('when a page path has several segments and is unknown, then it is not found', () => {
+    expect(matchRoute('/a/b')).toEqual({ found: false, kind: 'page', template: '/*' });
+  });
+});
+
+describe('allowedMethods', () => {
+  it('when asked for a route, then OPTIONS is always listed', () => {
+    const match = matchRoute('/api/create.php');
+    if (!match.found) throw new Error('route expected');
+    expect(allowedMethods(match.route)).toEqual(['POST', 'OPTIONS']);
+  });
+});
+
+describe('redactPath', () => {
+  it('when the path carries a note uuid or a token, then only the template is logged', () => {
+    expect(redactPath(`/api/view/${uuid}.php`, matchRoute(`/api/view/${uuid}.php`))).toBe('/api/view/:uuid.php');
+    expect(redactPath(`/${uuid}`, matchRoute(`/${uuid}`))).toBe('/:uuid');
+    expect(redactPath('/unsubscribe/secret-token', matchRoute('/unsubscribe/secret-token'))).toBe('/unsubscribe/:token');
+  });
+
+  it('when an unknown path contains something uuid-shaped, then that part is replaced', () => {
+    const path = `/api/view/${uuid.toUpperCase()}`;
+    expect(redactPath(path, matchRoute(path))).toBe('/api/view/:uuid');
+  });
+
+  it('when a path is harmless, then it is logged as is', () => {
+    expect(redactPath('/assets/app.css', matchRoute('/assets/app.css'))).toBe('/assets/app.css');
+  });
+});

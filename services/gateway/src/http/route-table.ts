@@ -1,0 +1,71 @@
+import type { LimitedAction } from '../domain/limit-policy';
+
+export type UpstreamName = 'notes' | 'stats' | 'mailer';
+export type RouteKind = 'api' | 'page';
+
+/** One public route: its template (the only form of the path that reaches logs and metrics). */
+export interface GatewayRoute {
+  template: string;
+  kind: RouteKind;
+  pattern: RegExp;
+  upstream: UpstreamName;
+  /** Methods and the limit each one counts against (undefined: not limited). HEAD follows GET. */
+  methods: Readonly<Record<string, LimitedAction | undefined>>;
+  /** True when the path itself is a secret (note uuid, unsubscribe token): logs show the template. */
+  secretPath: boolean;
+}
+
+const route = (
+  template: string,
+  kind: RouteKind,
+  pattern: RegExp,
+  upstream: UpstreamName,
+  methods: Record<string, LimitedAction | undefined>,
+  secretPath = false,
+): GatewayRoute => ({ template, kind, pattern, upstream, methods, secretPath });
+
+/**
+ * The gateway's whole public surface (brief "Web routes" and "API"; DECISIONS 5 for the limits).
+ * Order matters: the first match wins, and `/:uuid` (any single segment) comes last.
+ */
+export const ROUTES: readonly GatewayRoute[] = [
+  route('/api/create.php', 'api', /^\/api\/create\.php$/, 'notes', { POST: 'create' }),
+  route('/api/view/:uuid.php', 'api', /^\/api\/view\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, true),
+  route('/api/stats.php', 'api', /^\/api\/stats\.php$/, 'stats', { GET: 'stats', HEAD: 'stats' }),
+  route('/api/openapi.json', 'api', /^\/api\/openapi\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
+  route('/', 'page', /^\/$/, 'notes', { GET: undefined, HEAD: undefined, POST: 'create' }),
+  route('/assets/*', 'page', /^\/assets\/[^?#]+$/, 'notes', { GET: undefined, HEAD: undefined }),
+  route('/favicon.ico', 'page', /^\/favicon\.ico$/, 'notes', { GET: undefined, HEAD: undefined }),
+  route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, true),
+  route('/:uuid', 'page', /^\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, true),
+];
+
+export type RouteMatch =
+  | { found: true; route: GatewayRoute }
+  | { found: false; kind: RouteKind; template: string };
+
+/** Matches a path (without query string) against the table; unknown paths are named, never echoed. */
+export function matchRoute(path: string): RouteMatch {
+  const isApi = path === '/api' || path.startsWith('/api/');
+  for (const candidate of ROUTES) {
+    if ((candidate.kind === 'api') === isApi && candidate.pattern.test(path)) return { found: true, route: candidate };
+  }
+  return { found: false, kind: isApi ? 'api' : 'page', template: isApi ? '/api/*' : '/*' };
+}
+
+/** The methods a route answers, as an Allow header lists them (OPTIONS always). */
+export function allowedMethods(matched: GatewayRoute): string[] {
+  return [...Object.keys(matched.methods), 'OPTIONS'];
+}
+
+const UUID_LIKE = /[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}/gi;
+
+/**
+ * The path as it may appear in a log (DECISIONS 1): the template for secret paths, otherwise
+ * the path with anything uuid-shaped replaced, without query string, and bounded in length.
+ */
+export function redactPath(path: string, match: RouteMatch): string {
+  if (match.found && match.route.secretPath) return match.route.template;
+  const bare = path.split('?')[0] ?? '';
+  return bare.replace(UUID_LIKE, ':uuid').slice(0, 200);
+}

@@ -1,0 +1,71 @@
+import type { Request, Response } from 'express';
+import { bodyErrorToAppError, toAppError, type AppError } from '@vanish/common';
+
+/** How long, and how much, an unread request body is read and thrown away before an early answer. */
+const DRAIN_MAX_MS = 1000;
+const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Sends an error in the SPEC 7 body (with the error's own headers, such as Allow or Retry-After).
+ * Pages that a browser asked for get the same words as a small HTML page.
+ *
+ * When the answer comes before the request body was read (a 429, a body over the limit, a
+ * compressed body), the rest of the body is read and discarded for a bounded time first, then
+ * the connection is closed: answering at once and closing would make the client's TCP stack
+ * reset the connection, and the client would see "connection reset" instead of our 400/429.
+ * Nothing is kept while draining, so memory stays flat.
+ */
+export function sendError(req: Request, res: Response, err: unknown): void {
+  const appError: AppError = bodyErrorToAppError(err) ?? toAppError(err);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const bodyPending = !(req.complete || req.readableEnded || req.destroyed);
+  if (!bodyPending) {
+    write(req, res, appError);
+    return;
+  }
+  res.setHeader('Connection', 'close');
+  let drained = 0;
+  let done = false;
+  const finish = (): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    req.off('data', onData);
+    req.off('end', finish);
+    req.off('error', finish);
+    req.off('close', finish);
+    if (!res.writableEnded && !res.destroyed) write(req, res, appError);
+  };
+  const onData = (chunk: Buffer): void => {
+    drained += chunk.length;
+    if (drained > DRAIN_MAX_BYTES) finish();
+  };
+  const timer = setTimeout(finish, DRAIN_MAX_MS);
+  req.on('data', onData);
+  req.once('end', finish);
+  req.once('error', finish);
+  req.once('close', finish);
+  req.resume();
+}
+
+function write(req: Request, res: Response, appError: AppError): void {
+  for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+  res.status(appError.statusCode);
+  if (res.locals.routeKind === 'page' && req.accepts(['json', 'html']) === 'html') {
+    res.type('html').send(errorPage(appError));
+    return;
+  }
+  res.json(appError.toBody());
+}
+
+function errorPage(appError: AppError): string {
+  const message = escapeHtml(appError.message);
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${appError.statusCode} – ${message}</title></head><body><main><h1>${message}</h1><p>Error code ${escapeHtml(appError.code)}.</p><p><a href="/">Create a note</a></p></main></body></html>`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
