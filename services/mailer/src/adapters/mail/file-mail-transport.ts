@@ -1,0 +1,49 @@
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer, { type Transporter } from 'nodemailer';
+import type StreamTransport from 'nodemailer/lib/stream-transport';
+import { maskEmail, type Logger } from '@vanish/common';
+import type { MailTransport, OutgoingEmail } from '../../domain/mail-transport';
+
+/**
+ * The embedded default (no SMTP_URL): each e-mail becomes an .eml file in a folder, and a log line
+ * says so with the recipient masked, so a newcomer can open what would have been sent.
+ */
+export class FileMailTransport implements MailTransport {
+  readonly kind = 'file' as const;
+  private readonly composer: Transporter<StreamTransport.SentMessageInfo>;
+
+  constructor(private readonly options: { directory: string; logger: Logger }) {
+    this.composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+  }
+
+  async send(email: OutgoingEmail): Promise<void> {
+    const info = await this.composer.sendMail({
+      messageId: email.messageId,
+      from: email.from,
+      to: email.to,
+      subject: email.subject,
+      text: email.text,
+      html: email.html,
+      headers: { ...email.headers },
+      disableFileAccess: true,
+      disableUrlAccess: true,
+    });
+    await mkdir(this.options.directory, { recursive: true, mode: 0o700 });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const name = `${stamp}-${email.messageId.replace(/[^A-Za-z0-9-]/g, '_').slice(0, 80)}.eml`;
+    const file = join(this.options.directory, name);
+    // Written whole, then renamed: a reader never sees half an e-mail.
+    await writeFile(`${file}.tmp`, info.message as Buffer, { mode: 0o600 });
+    await rename(`${file}.tmp`, file);
+    this.options.logger.info('e-mail written to the mail outbox folder (no SMTP_URL set)', {
+      recipient: maskEmail(email.to), file, subject: email.subject,
+    });
+  }
+
+  async verify(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {}
+}

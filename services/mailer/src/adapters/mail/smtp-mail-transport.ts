@@ -1,0 +1,101 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import { MailDeliveryError, scrubAddresses, type MailTransport, type OutgoingEmail } from '../../domain/mail-transport';
+
+export interface SmtpMailTransportOptions {
+  /**
+   * smtp://[user:pass@]host[:port] (STARTTLS when the server offers it; `?starttls=required` refuses
+   * to send without it) or smtps://... (TLS from the first byte, port 465 by default).
+   */
+  url: string;
+  poolSize: number;
+  timeoutMs: number;
+}
+
+/** Sends through a pool of SMTP connections (nodemailer), every phase bounded by a timeout. */
+export class SmtpMailTransport implements MailTransport {
+  readonly kind = 'smtp' as const;
+  private readonly transporter: Transporter<SMTPPool.SentMessageInfo>;
+
+  constructor(options: SmtpMailTransportOptions) {
+    this.transporter = nodemailer.createTransport(smtpOptions(options));
+  }
+
+  async send(email: OutgoingEmail): Promise<void> {
+    try {
+      const info = await this.transporter.sendMail({
+        messageId: email.messageId,
+        from: email.from,
+        to: email.to,
+        subject: email.subject,
+        text: email.text,
+        html: email.html,
+        headers: { ...email.headers },
+        disableFileAccess: true,
+        disableUrlAccess: true,
+      });
+      if (info.rejected && info.rejected.length > 0) {
+        throw new MailDeliveryError('permanent', 'recipient rejected', { recipientRejected: true });
+      }
+    } catch (err) {
+      throw classifySmtpError(err);
+    }
+  }
+
+  async verify(): Promise<boolean> {
+    try {
+      await this.transporter.verify();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.transporter.close();
+  }
+}
+
+export function smtpOptions(options: SmtpMailTransportOptions): SMTPPool.Options {
+  const url = new URL(options.url);
+  const secure = url.protocol === 'smtps:';
+  const starttls = url.searchParams.get('starttls') ?? 'auto';
+  return {
+    pool: true,
+    host: url.hostname,
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    secure,
+    requireTLS: !secure && starttls === 'required',
+    ignoreTLS: !secure && starttls === 'never',
+    auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+    maxConnections: options.poolSize,
+    maxMessages: 1000,
+    connectionTimeout: options.timeoutMs,
+    greetingTimeout: options.timeoutMs,
+    socketTimeout: options.timeoutMs,
+    dnsTimeout: options.timeoutMs,
+    tls: { servername: url.hostname },
+    logger: false,
+  };
+}
+
+/**
+ * nodemailer's errors → MailDeliveryError. 4xx, connection failures and timeouts are temporary.
+ * Any other 5xx is permanent (dead-lettered, never retried); a 5xx at RCPT TO or DATA rejects
+ * this recipient or this message, so the address is suppressed too (a 5xx at MAIL FROM refuses
+ * our sender, not the recipient: no suppression). Authentication failures (EAUTH) are our own
+ * configuration, which an operator can fix: temporary, retried up to the horizon.
+ */
+export function classifySmtpError(err: unknown): MailDeliveryError {
+  if (err instanceof MailDeliveryError) return err;
+  const e = (err ?? {}) as { code?: string; responseCode?: number; command?: string; message?: string; response?: string };
+  const code = typeof e.responseCode === 'number' ? e.responseCode : undefined;
+  const reply = scrubAddresses((e.response ?? e.message ?? 'unknown error').split('\n')[0]!.slice(0, 200));
+  const where = e.command ? ` at ${e.command}` : '';
+  if (code !== undefined && code >= 500 && code < 600 && e.code !== 'EAUTH') {
+    const recipientRejected = e.command === 'RCPT TO' || e.command === 'DATA';
+    return new MailDeliveryError('permanent', `SMTP ${code}${where}: ${reply}`, { responseCode: code, recipientRejected, cause: err });
+  }
+  const kind = code !== undefined ? `SMTP ${code}${where}` : `${e.code ?? 'error'}${where}`;
+  return new MailDeliveryError('temporary', `${kind}: ${reply}`, { responseCode: code, cause: err });
+}

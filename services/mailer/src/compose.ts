@@ -1,0 +1,138 @@
+import {
+  Lifecycle, MessageSealer, MAIL_SEAL_PURPOSE, createAdminApp, createLogger, createRegistry, listen, systemClock,
+  type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Registry,
+} from '@vanish/common';
+import { HeartbeatPublisher, RabbitMqBus } from '@vanish/bus';
+import type { MailerConfig } from './config';
+import { configureKnex } from './adapters/db/configure-knex';
+import { KnexMailerStore } from './adapters/db/knex-mailer-store';
+import { migrateToLatest } from './adapters/db/migrate';
+import { FileMailTransport } from './adapters/mail/file-mail-transport';
+import { SmtpMailTransport } from './adapters/mail/smtp-mail-transport';
+import { MailCommandConsumer } from './consumers/mail-command-consumer';
+import { AddressHasher } from './domain/address-hasher';
+import { MailDeliveryService } from './domain/mail-delivery-service';
+import type { MailTransport } from './domain/mail-transport';
+import type { MailerStore } from './domain/mailer-store';
+import { RetryPolicy } from './domain/retry-policy';
+import { UnsubscribeService } from './domain/unsubscribe-service';
+import { UnsubscribeTokens } from './domain/unsubscribe-tokens';
+import { createMailerApp } from './http/create-app';
+import { DeliveryRecordPurger } from './jobs/delivery-record-purger';
+import { EmailHealthProbe } from './jobs/email-health';
+import { createMailerMetrics } from './metrics';
+
+export interface MailerOverrides {
+  /** The all-in-one process's shared in-process bus; otherwise AMQP_URL decides. */
+  bus?: MessagePublisher & MessageConsumer;
+  logger?: Logger;
+  registry?: Registry;
+  clock?: Clock;
+  /** Tests: a transport that misbehaves on purpose. */
+  transport?: MailTransport;
+  random?: () => number;
+}
+
+export interface MailerService {
+  start(): Promise<{ port: number; adminPort: number }>;
+  stop(): Promise<void>;
+  /** SIGTERM/SIGINT: drain in reverse order and exit 0, or 1 past the grace period. */
+  onSignals(graceMs: number): void;
+  readonly store: MailerStore;
+  readonly transport: MailTransport;
+  readonly hasher: AddressHasher;
+  readonly tokens: UnsubscribeTokens;
+  readonly registry: Registry;
+  readonly emailHealth: EmailHealthProbe;
+}
+
+/** The composition root: picks the adapters from the config and wires them (STYLE H2). */
+export async function createMailerService(config: MailerConfig, overrides: MailerOverrides = {}): Promise<MailerService> {
+  const logger = overrides.logger ?? createLogger('mailer', config.logLevel);
+  const registry = overrides.registry ?? createRegistry('mailer');
+  const clock = overrides.clock ?? systemClock;
+  const lifecycle = new Lifecycle(logger);
+
+  const knex = configureKnex(config.databaseUrl);
+  const store = new KnexMailerStore(knex);
+  const transport = overrides.transport ?? (config.smtp
+    ? new SmtpMailTransport(config.smtp)
+    : new FileMailTransport({ directory: config.outboxDir, logger: logger.child('mailer/file-transport') }));
+  const hasher = new AddressHasher(config.hashKey);
+  const tokens = new UnsubscribeTokens(config.hashKey);
+  const observer = createMailerMetrics(registry);
+  const service = new MailDeliveryService({
+    store, transport, hasher, tokens, clock, observer,
+    retryPolicy: new RetryPolicy(config.retry, overrides.random),
+    logger: logger.child('mailer/delivery'),
+    mailFrom: config.mailFrom,
+    publicBaseUrl: config.publicBaseUrl,
+    quotaPerHour: config.quotaPerHour,
+    quotaPerDay: config.quotaPerDay,
+  });
+  const unsubscribe = new UnsubscribeService({ store, tokens, clock, logger: logger.child('mailer/unsubscribe') });
+  const emailHealth = new EmailHealthProbe(transport);
+  const purger = new DeliveryRecordPurger({ store, clock, retentionMs: config.recordRetentionMs, intervalMs: 3_600_000, logger });
+
+  let started: { port: number; adminPort: number } | undefined;
+  return {
+    store, transport, hasher, tokens, registry, emailHealth,
+    async start() {
+      if (started) return started;
+      lifecycle.add('database', () => knex.destroy());
+      lifecycle.add('mail transport', () => transport.close());
+      await migrateToLatest(knex);
+      if (config.hashKeySource === 'derived-from-MAIL_KEYS') {
+        logger.info('address-hash key derived from the oldest MAIL_KEYS key; set MAILER_HASH_KEY before retiring that key');
+      }
+      if (transport.kind === 'file') logger.warn(`SMTP_URL is not set: e-mails are written as .eml files to ${config.outboxDir}`);
+
+      let bus: (MessagePublisher & MessageConsumer) | undefined = overrides.bus;
+      if (!bus && config.amqpUrl) {
+        const rabbit = await RabbitMqBus.connect({
+          url: config.amqpUrl, exchange: config.amqpExchange, logger: logger.child('mailer/bus'), registry,
+          connectionName: `mailer ${config.instance}`, connectLazily: true,
+        });
+        lifecycle.add('bus', () => rabbit.close());
+        bus = rabbit;
+      }
+      if (bus) {
+        const consumer = new MailCommandConsumer({
+          consumer: bus, service, observer,
+          sealer: new MessageSealer(config.mailKeys, MAIL_SEAL_PURPOSE),
+          logger: logger.child('mailer/mail-commands'),
+          queue: config.mailQueue, prefetch: config.prefetch,
+          storeRetryDelayMs: config.retry.initialDelayMs,
+        });
+        const heartbeats = new HeartbeatPublisher({
+          publisher: bus, service: 'mailer', instance: config.instance, intervalMs: config.heartbeatIntervalMs,
+          probe: async () => ({ email: await emailHealth.probe() }), logger: logger.child('mailer/heartbeat'),
+          now: () => clock.now(),
+        });
+        lifecycle.add('heartbeats', () => heartbeats.stop());
+        heartbeats.start();
+        lifecycle.add('mail command consumer', () => consumer.stop());
+        await consumer.start();
+      } else {
+        logger.warn('AMQP_URL is not set and no bus was given: this mailer consumes no mail commands (it still serves unsubscribe pages)');
+      }
+      purger.start();
+      lifecycle.add('delivery record purger', () => purger.stop());
+
+      const app = createMailerApp({ unsubscribe, registry, logger: logger.child('mailer/http') });
+      const server = await listen(app, config.port);
+      lifecycle.add('http server', () => server.close());
+      const admin = await listen(createAdminApp({
+        registry,
+        checks: [{ name: 'database', check: () => store.ping() }],
+        isDraining: () => lifecycle.isDraining,
+      }), config.adminPort);
+      lifecycle.add('admin server', () => admin.close());
+      started = { port: server.port, adminPort: admin.port };
+      logger.info('mailer started', { port: server.port, adminPort: admin.port, transport: transport.kind, bus: bus ? 'yes' : 'none' });
+      return started;
+    },
+    stop: () => lifecycle.stop(),
+    onSignals: (graceMs) => lifecycle.onSignals(graceMs),
+  };
+}

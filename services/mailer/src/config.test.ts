@@ -1,0 +1,57 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, KeyRing } from '@vanish/common';
+import { deriveHashKey, loadMailerConfig } from './config';
+
+const dataDir = () => mkdtempSync(join(tmpdir(), 'mailer-config-'));
+const keys = KeyRing.generate('m1').serialize();
+
+describe('loadMailerConfig', () => {
+  it('when nothing is set, then the embedded defaults are used (file mail, SQLite in DATA_DIR, generated keys)', () => {
+    const dir = dataDir();
+    const config = loadMailerConfig({ DATA_DIR: dir });
+    expect(config.port).toBe(8083);
+    expect(config.adminPort).toBe(9083);
+    expect(config.databaseUrl).toBe(`sqlite:${join(dir, 'mailer.db')}`);
+    expect(config.smtp).toBeUndefined();
+    expect(config.outboxDir).toBe(join(dir, 'outbox'));
+    expect(config.mailFrom).toBe('notes@localhost');
+    expect(config.quotaPerHour).toBe(10);
+    expect(config.quotaPerDay).toBe(50);
+    expect(config.hashKeySource).toBe('derived-from-MAIL_KEYS');
+    expect(config.hashKey).toEqual(deriveHashKey(config.mailKeys));
+    expect(loadMailerConfig({ DATA_DIR: dir }).mailKeys.serialize()).toBe(config.mailKeys.serialize());
+  });
+
+  it('when SMTP_URL and the rest are set, then they are used', () => {
+    const hashKey = Buffer.alloc(32, 3).toString('base64');
+    const config = loadMailerConfig({
+      DATA_DIR: dataDir(), SMTP_URL: 'smtps://u:p@mail.example.com', SMTP_TIMEOUT_MS: '5000', MAIL_KEYS: keys,
+      MAILER_HASH_KEY: hashKey, MAIL_QUOTA_PER_HOUR: '3', MAIL_QUOTA_PER_DAY: '4', MAIL_RETRY_HORIZON_MS: '60000',
+      PUBLIC_BASE_URL: 'https://vanish.example/', DATABASE_URL: 'mysql://root@127.0.0.1:3306/m', AMQP_URL: 'amqp://localhost',
+    });
+    expect(config.smtp).toEqual({ url: 'smtps://u:p@mail.example.com', poolSize: 5, timeoutMs: 5000 });
+    expect(config.hashKey.toString('base64')).toBe(hashKey);
+    expect(config.publicBaseUrl).toBe('https://vanish.example');
+    expect(config.retry.horizonMs).toBe(60000);
+    expect([config.quotaPerHour, config.quotaPerDay]).toEqual([3, 4]);
+  });
+
+  it('when NODE_ENV=production relies on embedded defaults, then it refuses to start and names every variable', () => {
+    let error: ConfigError | undefined;
+    try {
+      loadMailerConfig({ NODE_ENV: 'production', DATA_DIR: dataDir() });
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const text = error!.problems.join('\n');
+    for (const name of ['DATABASE_URL', 'AMQP_URL', 'SMTP_URL', 'MAIL_KEYS', 'PUBLIC_BASE_URL']) expect(text).toContain(name);
+  });
+
+  it('when values are malformed, then every problem is reported at once', () => {
+    expect(() => loadMailerConfig({ DATA_DIR: dataDir(), SMTP_URL: 'http://x', MAIL_FROM: 'A <a@b.c>', MAILER_HASH_KEY: 'c2hvcnQ=', MAIL_QUOTA_PER_HOUR: 'x' }))
+      .toThrow(/SMTP_URL[\s\S]*MAIL_FROM[\s\S]*MAILER_HASH_KEY[\s\S]*MAIL_QUOTA_PER_HOUR/);
+  });
+});

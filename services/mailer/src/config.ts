@@ -1,0 +1,131 @@
+import { hkdfSync } from 'node:crypto';
+import { join } from 'node:path';
+import { EnvReader, KeyRing, loadKeyRing, type Env, type LogLevel, type Logger } from '@vanish/common';
+
+export interface SmtpSettings {
+  /** smtp:// (STARTTLS when offered, or required with ?starttls=required) or smtps:// (TLS from the start). */
+  url: string;
+  poolSize: number;
+  timeoutMs: number;
+}
+
+export interface MailerConfig {
+  production: boolean;
+  port: number;
+  adminPort: number;
+  dataDir: string;
+  logLevel: LogLevel;
+  publicBaseUrl: string;
+  databaseUrl: string;
+  amqpUrl: string | undefined;
+  /** Topic exchange and queue names; tests use their own. */
+  amqpExchange: string;
+  mailQueue: string;
+  /** Unset: e-mails are written as .eml files to outboxDir (the embedded default). */
+  smtp: SmtpSettings | undefined;
+  outboxDir: string;
+  mailFrom: string;
+  mailKeys: KeyRing;
+  /** Key of the keyed hash of addresses (quota, idempotency, suppression records, unsubscribe tokens). */
+  hashKey: Buffer;
+  hashKeySource: 'MAILER_HASH_KEY' | 'derived-from-MAIL_KEYS';
+  quotaPerHour: number;
+  quotaPerDay: number;
+  retry: { initialDelayMs: number; maxDelayMs: number; horizonMs: number };
+  /** How long delivery records (idempotency by command id) are kept. */
+  recordRetentionMs: number;
+  heartbeatIntervalMs: number;
+  prefetch: number;
+  instance: string;
+}
+
+const HOUR = 3_600_000;
+
+/** The only place the mailer reads its environment (DECISIONS 10). */
+export function loadMailerConfig(env: Env = process.env, logger?: Logger): Readonly<MailerConfig> {
+  const reader = new EnvReader(env);
+  const production = reader.isProduction;
+  const dataDir = reader.str('DATA_DIR', './data');
+
+  const databaseUrl = reader.str('DATABASE_URL', `sqlite:${join(dataDir, 'mailer.db')}`);
+  if (!databaseUrl.startsWith('sqlite:') && !/^mysql2?:\/\//.test(databaseUrl)) {
+    reader.problem('DATABASE_URL: expected mysql://user:pass@host:port/db or sqlite:PATH');
+  }
+  if (production && databaseUrl.startsWith('sqlite:')) {
+    reader.problem('DATABASE_URL: a MySQL/MariaDB URL is required with NODE_ENV=production (SQLite is the embedded default)');
+  }
+
+  const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
+  reader.requireInProduction('AMQP_URL', amqpUrl, 'the mailer consumes mail commands from RabbitMQ');
+
+  const smtpUrl = reader.url('SMTP_URL', undefined, ['smtp:', 'smtps:']);
+  reader.requireInProduction('SMTP_URL', smtpUrl, 'file mail is the embedded default');
+  const smtp: SmtpSettings | undefined = smtpUrl === undefined ? undefined : {
+    url: smtpUrl,
+    poolSize: reader.int('SMTP_POOL_SIZE', 5, { min: 1, max: 100 }),
+    timeoutMs: reader.int('SMTP_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
+  };
+
+  const mailFrom = reader.str('MAIL_FROM', 'notes@localhost');
+  if (!/^[^\s@<>"(),;:\\[\]]+@[^\s@<>"(),;:\\[\]]+$/.test(mailFrom)) reader.problem('MAIL_FROM: expected one plain address, e.g. notes@example.com');
+
+  const publicBaseUrl = reader.url('PUBLIC_BASE_URL', 'http://localhost:8080', ['http:', 'https:']).replace(/\/+$/, '');
+  reader.requireInProduction('PUBLIC_BASE_URL', reader.raw('PUBLIC_BASE_URL'), 'links in e-mails must name the public origin');
+
+  const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, logger);
+  const hashKeyText = reader.raw('MAILER_HASH_KEY');
+  let hashKey: Buffer | undefined;
+  if (hashKeyText !== undefined) {
+    hashKey = Buffer.from(hashKeyText, 'base64');
+    if (hashKey.length !== 32) {
+      reader.problem('MAILER_HASH_KEY: must be 32 bytes of base64');
+      hashKey = undefined;
+    }
+  }
+
+  const horizonMs = reader.int('MAIL_RETRY_HORIZON_MS', 24 * HOUR, { min: 1, max: 30 * 24 * HOUR });
+  const config: MailerConfig = {
+    production,
+    port: reader.int('PORT', 8083, { min: 0, max: 65535 }),
+    adminPort: reader.int('ADMIN_PORT', 9083, { min: 0, max: 65535 }),
+    dataDir,
+    logLevel: reader.oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
+    publicBaseUrl,
+    databaseUrl,
+    amqpUrl,
+    amqpExchange: reader.str('AMQP_EXCHANGE', 'vanish'),
+    mailQueue: reader.str('MAIL_QUEUE', 'mailer.mail-commands'),
+    smtp,
+    outboxDir: reader.str('MAIL_OUTBOX_DIR', join(dataDir, 'outbox')),
+    mailFrom,
+    mailKeys: mailKeys ?? KeyRing.generate('invalid'),
+    hashKey: hashKey ?? Buffer.alloc(32),
+    hashKeySource: hashKey ? 'MAILER_HASH_KEY' : 'derived-from-MAIL_KEYS',
+    quotaPerHour: reader.int('MAIL_QUOTA_PER_HOUR', 10, { min: 0, max: 1_000_000 }),
+    quotaPerDay: reader.int('MAIL_QUOTA_PER_DAY', 50, { min: 0, max: 10_000_000 }),
+    retry: {
+      initialDelayMs: reader.int('MAIL_RETRY_INITIAL_DELAY_MS', 10_000, { min: 1, max: 24 * HOUR }),
+      maxDelayMs: reader.int('MAIL_RETRY_MAX_DELAY_MS', HOUR, { min: 1, max: 24 * HOUR }),
+      horizonMs,
+    },
+    recordRetentionMs: Math.max(7 * 24 * HOUR, 2 * horizonMs),
+    heartbeatIntervalMs: reader.int('HEARTBEAT_INTERVAL_MS', 10_000, { min: 10, max: 3_600_000 }),
+    prefetch: reader.int('MAIL_PREFETCH', 10, { min: 1, max: 1000 }),
+    instance: reader.str('INSTANCE_ID', `mailer-${process.pid}`),
+  };
+  if (config.quotaPerDay < config.quotaPerHour) reader.problem('MAIL_QUOTA_PER_DAY: must be at least MAIL_QUOTA_PER_HOUR');
+  reader.done();
+  if (!hashKey) config.hashKey = deriveHashKey(config.mailKeys);
+  return Object.freeze(config);
+}
+
+/**
+ * Without MAILER_HASH_KEY, the address-hash key is derived (HKDF-SHA-256) from the OLDEST key of
+ * MAIL_KEYS (the last in the ring), which a rotation keeps longest. Retiring that key changes every
+ * hash (quotas and suppressions are forgotten, unsubscribe links stop working): set MAILER_HASH_KEY
+ * to the derived value (or any 32 random bytes) before retiring it.
+ */
+export function deriveHashKey(mailKeys: KeyRing): Buffer {
+  const oldest = mailKeys.keys[mailKeys.keys.length - 1]!;
+  return Buffer.from(hkdfSync('sha256', oldest.material, Buffer.alloc(0), 'vanish.mailer.address-hash.v1', 32));
+}

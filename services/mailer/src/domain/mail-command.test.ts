@@ -1,0 +1,28 @@
+import { InvalidMailCommand, parseEnvelope, parseMailCommand } from './mail-command';
+
+const link = { kind: 'link', to: 'a@example.com', link: 'https://vanish.test/abc', expiry_type: 'view', expires_at: '2026-01-31 00:00:00', max_views: 1, created_at: '2026-01-01 00:00:00' };
+
+describe('parseMailCommand', () => {
+  it('when the command is well formed, then it is returned with only the known fields', () => {
+    expect(parseMailCommand(JSON.stringify({ ...link, note: 'creator text' }))).toEqual(link);
+    expect(parseMailCommand(JSON.stringify({ kind: 'notification', to: 'a@example.com', read_at: '2026-01-01T10:00:00.000Z', views_left: 0 })))
+      .toEqual({ kind: 'notification', to: 'a@example.com', read_at: '2026-01-01T10:00:00.000Z', views_left: 0 });
+  });
+
+  it.each([
+    ['a header-injecting address', { ...link, to: 'a@example.com\r\nBcc: x@y.z' }],
+    ['a display name', { ...link, to: 'Alice <a@example.com>' }],
+    ['a javascript link', { ...link, link: 'javascript:alert(1)' }],
+    ['a link with a quote', { ...link, link: 'https://vanish.test/"onmouseover=x' }],
+    ['an unknown kind', { ...link, kind: 'newsletter' }],
+    ['a bad timestamp', { ...link, created_at: 'yesterday' }],
+  ])('when the command has %s, then it is invalid', (_name, value) => {
+    expect(() => parseMailCommand(JSON.stringify(value))).toThrow(InvalidMailCommand);
+  });
+
+  it('when the envelope is not a mail.send v1 envelope, then it is invalid', () => {
+    expect(() => parseEnvelope('{}')).toThrow(InvalidMailCommand);
+    expect(() => parseEnvelope('nope')).toThrow(InvalidMailCommand);
+    expect(parseEnvelope(JSON.stringify({ id: 'x1', event: 'mail.send', version: 1, timestamp: 't', sealed: 's' })).id).toBe('x1');
+  });
+});

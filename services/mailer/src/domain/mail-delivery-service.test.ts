@@ -1,0 +1,147 @@
+import { ManualClock, silentLogger, type MailCommand } from '@vanish/common';
+import { FakeMailerStore } from '../adapters/fakes/fake-mailer-store';
+import { FakeMailTransport } from '../adapters/fakes/fake-mail-transport';
+import { AddressHasher } from './address-hasher';
+import { MailDeliveryService, type MailerObserver } from './mail-delivery-service';
+import { MailDeliveryError } from './mail-transport';
+import { RetryPolicy } from './retry-policy';
+import { UnsubscribeTokens } from './unsubscribe-tokens';
+
+const KEY = Buffer.alloc(32, 7);
+const LINK = 'http://localhost:8080/0b5d2a8e-1c1f-4f3b-9d7e-3f2a1b4c5d6e';
+
+function linkCommand(to = 'alice@example.com'): MailCommand {
+  return { kind: 'link', to, link: LINK, expiry_type: 'both', expires_at: '2026-01-02 00:00:00', max_views: 3, created_at: '2026-01-01 00:00:00' };
+}
+
+function notification(to = 'alice@example.com'): MailCommand {
+  return { kind: 'notification', to, read_at: '2026-01-01 10:00:00', views_left: 2 };
+}
+
+function setup(options: { perHour?: number; perDay?: number; horizonMs?: number } = {}) {
+  const store = new FakeMailerStore();
+  const transport = new FakeMailTransport();
+  const clock = new ManualClock();
+  const counts = { sent: 0, failed: 0, dead: 0, quota: 0 };
+  const observer: MailerObserver = {
+    sent: () => { counts.sent += 1; }, failed: () => { counts.failed += 1; },
+    deadLettered: () => { counts.dead += 1; }, quotaExceeded: () => { counts.quota += 1; },
+  };
+  const hasher = new AddressHasher(KEY);
+  const tokens = new UnsubscribeTokens(KEY);
+  const service = new MailDeliveryService({
+    store, transport, hasher, tokens, clock, observer, logger: silentLogger,
+    retryPolicy: new RetryPolicy({ initialDelayMs: 1000, maxDelayMs: 60_000, horizonMs: options.horizonMs ?? 3_600_000 }, () => 0.99),
+    mailFrom: 'notes@vanish.test', publicBaseUrl: 'http://localhost:8080',
+    quotaPerHour: options.perHour ?? 10, quotaPerDay: options.perDay ?? 50,
+  });
+  return { store, transport, clock, counts, service, hasher, tokens };
+}
+
+describe('MailDeliveryService', () => {
+  it('when a link command arrives, then one e-mail with the link, the rule and an unsubscribe header is sent', async () => {
+    const { service, transport, counts } = setup();
+    await expect(service.deliver('cmd-1', linkCommand())).resolves.toEqual({ status: 'sent' });
+    expect(transport.sent).toHaveLength(1);
+    const email = transport.sent[0]!;
+    expect(email.to).toBe('alice@example.com');
+    expect(email.text).toContain(LINK);
+    expect(email.html).toContain(LINK);
+    expect(email.text).toContain('after 3 views or on 2026-01-02 00:00:00 UTC, whichever comes first');
+    expect(email.headers['List-Unsubscribe']).toMatch(/^<http:\/\/localhost:8080\/unsubscribe\/u1\.[^>]+>$/);
+    expect(email.headers['List-Unsubscribe-Post']).toBe('List-Unsubscribe=One-Click');
+    expect(email.messageId).toBe('<cmd-1@vanish.test>');
+    expect(counts.sent).toBe(1);
+  });
+
+  it('when a notification command arrives, then the e-mail holds neither a note link nor anything but fixed text', async () => {
+    const { service, transport } = setup();
+    await service.deliver('cmd-1', notification());
+    const email = transport.sent[0]!;
+    expect(email.text).toContain('was read on 2026-01-01 10:00:00 UTC');
+    expect(email.text).toContain('2 more times');
+    const withoutUnsubscribe = email.text.split('To receive no more')[0]!;
+    expect(withoutUnsubscribe).not.toMatch(/https?:\/\//);
+  });
+
+  it('when the same command is delivered twice after a send, then it is sent once', async () => {
+    const { service, transport } = setup();
+    await service.deliver('cmd-1', linkCommand());
+    await expect(service.deliver('cmd-1', linkCommand())).resolves.toEqual({ status: 'duplicate' });
+    expect(transport.sent).toHaveLength(1);
+  });
+
+  it('when a recipient reached its hourly quota, then further e-mails are not sent and counted, and an hour later they are', async () => {
+    const { service, transport, counts, clock } = setup({ perHour: 2 });
+    await service.deliver('a', linkCommand());
+    await service.deliver('b', notification('ALICE@example.com '));
+    await expect(service.deliver('c', linkCommand())).resolves.toEqual({ status: 'over_quota' });
+    expect(transport.sent).toHaveLength(2);
+    expect(counts.quota).toBe(1);
+    await expect(service.deliver('c', linkCommand())).resolves.toEqual({ status: 'duplicate' });
+    expect(counts.quota).toBe(1);
+    clock.advance(3_600_001);
+    await expect(service.deliver('d', linkCommand())).resolves.toEqual({ status: 'sent' });
+  });
+
+  it('when a recipient reached its daily quota, then nothing more is sent that day', async () => {
+    const { service, clock } = setup({ perHour: 1, perDay: 2 });
+    await service.deliver('a', linkCommand());
+    clock.advance(3_600_001);
+    await service.deliver('b', linkCommand());
+    clock.advance(3_600_001);
+    await expect(service.deliver('c', linkCommand())).resolves.toEqual({ status: 'over_quota' });
+  });
+
+  it('when the SMTP server answers temporarily, then a retry with a growing delay is asked and the quota is counted once', async () => {
+    const { service, transport, clock, counts } = setup({ perHour: 1 });
+    transport.failWith(new MailDeliveryError('temporary', 'SMTP 451'), new MailDeliveryError('temporary', 'SMTP 451'));
+    const first = await service.deliver('a', linkCommand());
+    clock.advance(1000);
+    const second = await service.deliver('a', linkCommand());
+    expect(first).toMatchObject({ status: 'retry', delayMs: 1000 });
+    expect(second).toMatchObject({ status: 'retry', delayMs: 2000 });
+    await expect(service.deliver('a', linkCommand())).resolves.toEqual({ status: 'sent' });
+    expect(transport.sent).toHaveLength(1);
+    expect(counts.failed).toBe(2);
+  });
+
+  it('when the retry horizon is reached, then the command is dead-lettered with the reason', async () => {
+    const { service, transport, clock } = setup({ horizonMs: 2500 });
+    transport.failWith(...Array.from({ length: 5 }, () => new MailDeliveryError('temporary', 'ECONNECTION: refused')));
+    await expect(service.deliver('a', linkCommand())).resolves.toMatchObject({ status: 'retry' });
+    clock.advance(1000);
+    const outcome = await service.deliver('a', linkCommand());
+    expect(outcome).toMatchObject({ status: 'dead' });
+    expect((outcome as { reason: string }).reason).toContain('retries exhausted after 2 attempts: ECONNECTION');
+  });
+
+  it('when the server rejects the recipient permanently, then it is dead-lettered and the address gets nothing more', async () => {
+    const { service, transport, store, hasher, counts } = setup();
+    transport.failWith(new MailDeliveryError('permanent', 'SMTP 550 at RCPT TO: no such user', { recipientRejected: true }));
+    await expect(service.deliver('a', linkCommand())).resolves.toEqual({ status: 'dead', reason: 'rejected: SMTP 550 at RCPT TO: no such user' });
+    expect(await store.isSuppressed(hasher.hash('alice@example.com'))).toBe(true);
+    await expect(service.deliver('b', notification())).resolves.toEqual({ status: 'suppressed' });
+    expect(transport.sent).toHaveLength(0);
+    expect(counts.dead).toBe(1);
+  });
+
+  it('when the address unsubscribed while a retry waited, then the retry sends nothing', async () => {
+    const { service, transport, store, hasher } = setup();
+    transport.failWith(new MailDeliveryError('temporary', 'SMTP 451'));
+    await service.deliver('a', linkCommand());
+    await store.suppress(hasher.hash('alice@example.com'), 'unsubscribed');
+    await expect(service.deliver('a', linkCommand())).resolves.toEqual({ status: 'suppressed' });
+    expect(transport.sent).toHaveLength(0);
+  });
+
+  it('when the store fails after the SMTP server accepted, then the error surfaces (the command is redelivered: the at-least-once window)', async () => {
+    const { service, transport, store } = setup();
+    const markSent = store.markSent.bind(store);
+    store.markSent = async () => { throw new Error('database gone'); };
+    await expect(service.deliver('a', linkCommand())).rejects.toThrow('database gone');
+    store.markSent = markSent;
+    await service.deliver('a', linkCommand());
+    expect(transport.sent).toHaveLength(2);
+  });
+});

@@ -1,0 +1,140 @@
+import { maskEmail, type Clock, type Logger, type MailCommand } from '@vanish/common';
+import type { AddressHasher } from './address-hasher';
+import type { MailKind } from './mail-command';
+import { renderEmail, PRODUCT_NAME } from './mail-templates';
+import { MailDeliveryError, scrubAddresses, type MailTransport } from './mail-transport';
+import type { MailerStore } from './mailer-store';
+import type { RetryPolicy } from './retry-policy';
+import type { UnsubscribeTokens } from './unsubscribe-tokens';
+
+/** What became of one mail command; the consumer turns it into ack, retry or dead letter. */
+export type DeliveryOutcome =
+  | { status: 'sent' }
+  | { status: 'duplicate' }
+  | { status: 'over_quota' }
+  | { status: 'suppressed' }
+  | { status: 'retry'; delayMs: number; reason: string }
+  | { status: 'dead'; reason: string };
+
+/** Metric hooks (the metrics adapter implements them; fakes count). */
+export interface MailerObserver {
+  sent(kind: MailKind): void;
+  failed(kind: MailKind, type: 'temporary' | 'permanent'): void;
+  deadLettered(kind: MailKind | 'unknown', reason: 'rejected' | 'retries_exhausted' | 'invalid'): void;
+  quotaExceeded(kind: MailKind): void;
+}
+
+export const noopObserver: MailerObserver = { sent() {}, failed() {}, deadLettered() {}, quotaExceeded() {} };
+
+export interface MailDeliveryServiceDeps {
+  store: MailerStore;
+  transport: MailTransport;
+  hasher: AddressHasher;
+  tokens: UnsubscribeTokens;
+  retryPolicy: RetryPolicy;
+  clock: Clock;
+  logger: Logger;
+  observer?: MailerObserver;
+  mailFrom: string;
+  publicBaseUrl: string;
+  quotaPerHour: number;
+  quotaPerDay: number;
+}
+
+/**
+ * Sends one mail command at most once per command id (after the SMTP server accepted it), within
+ * the recipient's quota, never to a suppressed address. The at-least-once window: if the process
+ * dies after the server accepted the e-mail and before markSent committed, the redelivered command
+ * is sent again; the stable Message-ID lets the receiving side drop that duplicate.
+ */
+export class MailDeliveryService {
+  private readonly observer: MailerObserver;
+  private readonly domain: string;
+
+  constructor(private readonly deps: MailDeliveryServiceDeps) {
+    this.observer = deps.observer ?? noopObserver;
+    this.domain = deps.mailFrom.slice(deps.mailFrom.lastIndexOf('@') + 1) || 'localhost';
+  }
+
+  async deliver(commandId: string, command: MailCommand): Promise<DeliveryOutcome> {
+    const { store, clock, logger } = this.deps;
+    const addressHash = this.deps.hasher.hash(command.to);
+    const recipient = maskEmail(command.to);
+    const begun = await store.beginDelivery({
+      commandId, addressHash, kind: command.kind, now: clock.now(),
+      quotaPerHour: this.deps.quotaPerHour, quotaPerDay: this.deps.quotaPerDay,
+    });
+    switch (begun.decision) {
+      case 'already_sent':
+        logger.info('mail command already sent: not sending twice', { commandId, kind: command.kind });
+        return { status: 'duplicate' };
+      case 'already_dropped':
+        logger.info('mail command already handled', { commandId, kind: command.kind, state: begun.state });
+        return { status: 'duplicate' };
+      case 'over_quota':
+        this.observer.quotaExceeded(command.kind);
+        logger.warn('recipient over its e-mail quota: not sent', { commandId, kind: command.kind, recipient });
+        return { status: 'over_quota' };
+      case 'suppressed':
+        logger.info('recipient unsubscribed or rejected earlier: not sent', { commandId, kind: command.kind, recipient });
+        return { status: 'suppressed' };
+      case 'send':
+        break;
+    }
+
+    const unsubscribeUrl = `${this.deps.publicBaseUrl}/unsubscribe/${this.deps.tokens.issue(addressHash)}`;
+    const rendered = renderEmail(command, unsubscribeUrl);
+    try {
+      await this.deps.transport.send({
+        messageId: `<${commandId}@${this.domain}>`,
+        from: `${PRODUCT_NAME} <${this.deps.mailFrom}>`,
+        to: command.to,
+        ...rendered,
+        headers: {
+          'List-Unsubscribe': `<${unsubscribeUrl}>`,
+          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+          'Auto-Submitted': 'auto-generated',
+        },
+      });
+    } catch (err) {
+      return this.failed(err, commandId, command, addressHash, recipient, begun);
+    }
+    // Past this point the server has the e-mail: a crash before this commit means one duplicate at most.
+    await store.markSent(commandId, clock.now());
+    this.observer.sent(command.kind);
+    logger.info('e-mail sent', { commandId, kind: command.kind, recipient, attempt: begun.attempts });
+    return { status: 'sent' };
+  }
+
+  private async failed(
+    err: unknown, commandId: string, command: MailCommand, addressHash: string, recipient: string,
+    begun: { attempts: number; firstAttemptAt: Date },
+  ): Promise<DeliveryOutcome> {
+    const { store, clock, logger } = this.deps;
+    const failure = err instanceof MailDeliveryError
+      ? err
+      : new MailDeliveryError('temporary', `unexpected transport error: ${scrubAddresses(String((err as Error)?.message ?? err))}`, { cause: err });
+    this.observer.failed(command.kind, failure.kind);
+    const now = clock.now();
+    if (failure.kind === 'permanent') {
+      if (failure.recipientRejected) await store.suppress(addressHash, 'rejected', now);
+      await store.markFailed(commandId, now);
+      this.observer.deadLettered(command.kind, 'rejected');
+      logger.warn('e-mail rejected permanently: dead-lettered', {
+        commandId, kind: command.kind, recipient, reason: failure.reason, suppressed: failure.recipientRejected,
+      });
+      return { status: 'dead', reason: `rejected: ${failure.reason}` };
+    }
+    const delayMs = this.deps.retryPolicy.nextDelay(begun.attempts, begun.firstAttemptAt, now);
+    if (delayMs === undefined) {
+      await store.markFailed(commandId, now);
+      this.observer.deadLettered(command.kind, 'retries_exhausted');
+      logger.warn('e-mail not delivered within the retry horizon: dead-lettered', {
+        commandId, kind: command.kind, recipient, attempts: begun.attempts, reason: failure.reason,
+      });
+      return { status: 'dead', reason: `retries exhausted after ${begun.attempts} attempts: ${failure.reason}` };
+    }
+    logger.warn('e-mail not delivered yet: will retry', { commandId, kind: command.kind, recipient, attempt: begun.attempts, delayMs, reason: failure.reason });
+    return { status: 'retry', delayMs, reason: failure.reason };
+  }
+}
