@@ -1,1 +1,2 @@
-export {};
+export { assembleAllInOne, type AllInOne, type RunningParts, type ServiceModule, type SharedParts } from './assemble';
+export { loadAllInOneConfig, serviceEnv, PRODUCTION_REFUSAL, type AllInOneConfig, type ServiceName, type ServicePorts } from './config';

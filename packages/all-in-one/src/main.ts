@@ -1,0 +1,23 @@
+import { ConfigError, createLogger, Lifecycle } from '@vanish/common';
+import { InProcessBus } from '@vanish/bus';
+import { assembleAllInOne } from './assemble';
+import { loadAllInOneConfig } from './config';
+import { SERVICE_MODULES } from './modules';
+
+async function main(): Promise<void> {
+  const config = loadAllInOneConfig(process.env);
+  const logger = createLogger('all-in-one', config.logLevel);
+  const bus = new InProcessBus({ logger });
+  const app = assembleAllInOne(config, SERVICE_MODULES, { bus, logger, closeBus: () => bus.close() });
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.add('all-in-one', () => app.stop());
+  lifecycle.onSignals(config.shutdownGraceMs);
+  const ports = await app.start();
+  logger.info('all-in-one ready', { dataDir: config.dataDir, ports });
+}
+
+main().catch((err: unknown) => {
+  const message = err instanceof ConfigError ? err.message : `all-in-one failed to start: ${(err as Error).stack ?? String(err)}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+});
