@@ -1,0 +1,89 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  bodyBytes: number;
+  body: Buffer;
+}
+
+export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500';
+
+/**
+ * A trivial HTTP server standing in for notes, stats or mailer in component tests (a real
+ * server on a real port, not a mock of our code). It records what reached it, can hang, answer
+ * 5xx, and be stopped and started again on the same port.
+ */
+export class TestUpstream {
+  readonly seen: SeenRequest[] = [];
+  mode: UpstreamMode = 'ok';
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  constructor(private readonly name: string) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<this> {
+    const server = createServer((req, res) => this.handle(req, res));
+    server.keepAliveTimeout = 5000;
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      this.seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyBytes: body.length, body });
+      switch (this.mode) {
+        case 'hang':
+          return;
+        case 'slow':
+          setTimeout(() => {
+            res.writeHead(200, { 'Content-Type': 'application/json' });
+            res.end(JSON.stringify({ upstream: this.name, slow: true }));
+          }, 400);
+          return;
+        case 'html-500':
+          res.writeHead(500, { 'Content-Type': 'text/html' });
+          res.end('<pre>TypeError: boom\n    at Object.handler (/srv/notes/dist/secret.js:12:3)</pre>');
+          return;
+        case 'stack-500':
+          res.writeHead(500, { 'Content-Type': 'application/json' });
+          res.end(JSON.stringify({ error: 'boom', code: 'INTERNAL_ERROR', details: { parameter: null, message: 'boom' }, stack: 'at secret.js:1:1' }));
+          return;
+        case 'shaped-503':
+          res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '7' });
+          res.end(JSON.stringify({ error: 'Database down', code: 'SERVICE_UNAVAILABLE', details: { parameter: null, message: 'Database down' } }));
+          return;
+        default:
+          res.writeHead(200, { 'Content-Type': 'application/json', 'X-Powered-By': 'leaky', 'Cache-Control': 'public, max-age=60' });
+          res.end(JSON.stringify({ upstream: this.name, method: req.method, bodyBytes: body.length }));
+      }
+    });
+  }
+}
