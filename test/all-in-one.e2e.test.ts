@@ -1,0 +1,111 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from '@vanish/testkit/net';
+import { runProcess, type RunningProcess } from '@vanish/testkit/process';
+import { callApi, CLEARED_ENV } from './support/api-client';
+
+// `npm start` runs `npm run build && node packages/all-in-one/dist/main.js`: this runs the second half
+// (the e2e project needs `npm run build` first, which `npm test` does).
+const MAIN = path.resolve(__dirname, '..', 'packages', 'all-in-one', 'dist', 'main.js');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+jest.setTimeout(90_000);
+
+async function portsEnv(): Promise<Record<string, string>> {
+  const names = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT'];
+  const env: Record<string, string> = {};
+  for (const name of names) env[name] = String(await freePort());
+  return env;
+}
+
+describe('npm start (all-in-one) in an empty data directory', () => {
+  let dataDir: string;
+  let ports: Record<string, string>;
+  let app: RunningProcess | undefined;
+  let gateway: string;
+
+  const start = () =>
+    runProcess({
+      script: MAIN,
+      env: { ...CLEARED_ENV, ...ports, DATA_DIR: dataDir, PUBLIC_BASE_URL: gateway, LOG_LEVEL: 'info' },
+      readyLine: 'all-in-one ready',
+      readyTimeoutMs: 60_000,
+      stopTimeoutMs: 30_000,
+    });
+
+  beforeAll(async () => {
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
+    dataDir = mkdtempSync(path.join(tmpdir(), 'vanish-all-in-one-'));
+    ports = await portsEnv();
+    gateway = `http://127.0.0.1:${ports.PORT}`;
+    app = await start();
+  });
+
+  afterAll(async () => {
+    await app?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  let created: { uuid: string; url: string };
+
+  it('when a note is created through the gateway port, then the answer carries its uuid and link', async () => {
+    const response = await callApi(gateway, 'POST', '/api/create.php', { content: 'hello from the e2e test', max_views: 2 });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ success: true, max_views: 2, has_passcode: false });
+    expect(response.body.uuid).toMatch(UUID);
+    expect(response.body.url).toBe(`${gateway}/${response.body.uuid}`);
+    created = response.body;
+  });
+
+  it('when its metadata is read through the gateway port, then it shows the note unread, and reading it twice changes nothing', async () => {
+    for (let i = 0; i < 2; i++) {
+      const response = await callApi(gateway, 'GET', `/api/view/${created.uuid}.php`);
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        success: true,
+        note: { uuid: created.uuid, has_passcode: false, expiry_type: 'view', max_views: 2, current_views: 0, is_destroyed: false },
+      });
+    }
+  });
+
+  it('when an unknown note is read, then the answer is 404', async () => {
+    const response = await callApi(gateway, 'GET', '/api/view/0b6d2f8e-3c1a-4d5e-9f7a-1b2c3d4e5f60.php');
+    expect(response.status).toBe(404);
+  });
+
+  it('when running, then each service keeps its own SQLite file in DATA_DIR, and no file there holds the content or the uuid', () => {
+    expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['notes.db', 'stats.db', 'mailer.db']));
+    const everyFile = readdirSync(dataDir, { recursive: true, encoding: 'utf8' })
+      .map((name) => path.join(dataDir, name))
+      .filter((file) => statSync(file).isFile());
+    for (const file of everyFile) {
+      const bytes = readFileSync(file);
+      expect({ file, content: bytes.includes('hello from the e2e test') }).toEqual({ file, content: false });
+      expect({ file, uuid: bytes.includes(created.uuid) }).toEqual({ file, uuid: false });
+    }
+  });
+
+  it('when stopped with SIGTERM and started again on the same DATA_DIR, then it exits 0 and the note is still there', async () => {
+    const exit = await app!.stop();
+    expect(exit).toEqual({ code: 0, signal: null });
+    app = await start();
+    const response = await callApi(gateway, 'GET', `/api/view/${created.uuid}.php`);
+    expect(response.status).toBe(200);
+    expect(response.body.note.uuid).toBe(created.uuid);
+  });
+});
+
+describe('npm start (all-in-one) with NODE_ENV=production', () => {
+  it('when started, then it refuses with a message that says it is for a laptop, and exits non-zero', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'vanish-all-in-one-prod-'));
+    try {
+      await expect(
+        runProcess({ script: MAIN, env: { ...CLEARED_ENV, ...(await portsEnv()), DATA_DIR: dataDir, NODE_ENV: 'production' }, readyLine: 'all-in-one ready' }),
+      ).rejects.toThrow(/exited \(code 1[\s\S]*NODE_ENV=production: the all-in-one process[\s\S]*for a laptop only/);
+      expect(readdirSync(dataDir)).toEqual([]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
