@@ -1,0 +1,269 @@
+import type { Server } from 'node:http';
+import express, { type Router } from 'express';
+import type { Knex } from 'knex';
+import {
+  Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, NotFoundError, aeadOpen, aeadSeal, createAdminApp, createLogger,
+  createRegistry, errorHandler, httpMetrics, listen, requestId, systemClock, type Clock, type Listening, type Logger,
+  type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry,
+} from '@vanish/common';
+import { HeartbeatPublisher, OutboxRelay, RabbitMqBus } from '@vanish/bus';
+import type { NotesConfig } from './config';
+import { configureKnex, isDatabaseUnavailable } from './adapters/db/configure-knex';
+import { KnexNoteStore } from './adapters/db/knex-note-store';
+import { KnexOutboxStore } from './adapters/db/knex-outbox-store';
+import { migrateToLatest } from './adapters/db/migrate';
+import { ExpirySweeper } from './domain/expiry-sweeper';
+import { NoteCrypto, type ScryptParams } from './domain/note-crypto';
+import type { NoteEventsObserver } from './domain/note-events';
+import { NoteService } from './domain/note-service';
+import type { NotesApi } from './domain/notes';
+import type { NoteStore } from './domain/ports';
+import { accessLog } from './http/access-log';
+import { createApiRoutes } from './http/api-routes';
+import { createNotesMetrics } from './notes-metrics';
+
+/** What the all-in-one process and tests may inject (the module contract of the team brief). */
+export interface NotesServiceOverrides {
+  logger?: Logger;
+  /** A shared in-process bus (all-in-one): the outbox is relayed to it and heartbeats go on it. */
+  bus?: MessagePublisher & MessageConsumer;
+  clock?: Clock;
+  registry?: Registry;
+  /** Passcode KDF cost; production parameters unless a test lowers them. */
+  kdf?: ScryptParams;
+  /** Backoff of the "database not reachable yet" migration retries. Default 500 ms doubling to 30 s. */
+  migrationRetry?: { initialDelayMs?: number; maxDelayMs?: number };
+}
+
+export interface NotesService {
+  start(): Promise<{ port: number; adminPort: number }>;
+  /** Graceful: not ready, stop taking requests, finish those in flight, stop workers, close the pool. */
+  stop(): Promise<void>;
+  readonly notes: NotesApi;
+  readonly app: express.Express;
+  readonly registry: Registry;
+  readonly lifecycle: Lifecycle;
+  readonly knex: Knex;
+  readonly store: NoteStore;
+  readonly outbox: OutboxStore;
+  /** True once migrations have run against a reachable database. */
+  isMigrated(): boolean;
+  /** Resolves when migrations have completed (tests of a late database). */
+  whenMigrated(): Promise<void>;
+}
+
+const DEFAULT_RETRY = { initialDelayMs: 500, maxDelayMs: 30_000 };
+
+/**
+ * The composition root of the notes service (STYLE H2): picks adapters from the validated config,
+ * wires them by constructor, and owns start and stop. Nothing here runs until start().
+ */
+export async function createNotesService(config: NotesConfig, overrides: NotesServiceOverrides = {}): Promise<NotesService> {
+  const logger = overrides.logger ?? createLogger('notes', config.logLevel);
+  for (const warning of config.warnings) logger.warn(warning);
+  const clock = overrides.clock ?? systemClock;
+  const registry = overrides.registry ?? createRegistry('notes');
+  const lifecycle = new Lifecycle(logger);
+  const metrics = createNotesMetrics(registry);
+
+  const knex = configureKnex(config.databaseUrl);
+  const store = new KnexNoteStore(knex, clock);
+  const outbox = new KnexOutboxStore(knex, clock);
+  const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf });
+
+  let relay: OutboxRelay | undefined;
+  const events: NoteEventsObserver = {
+    noteEvent(event, data) {
+      metrics.observer.noteEvent(event, data);
+      relay?.notify(); // the rows just committed: publish now rather than at the next poll
+    },
+  };
+  const notes = new NoteService({
+    store,
+    crypto,
+    mailSealer: new MessageSealer(config.mailKeys, MAIL_SEAL_PURPOSE),
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    retentionHours: config.noteRetentionHours,
+    logger: logger.child('notes/note-service'),
+    events,
+  });
+  const sweeper = new ExpirySweeper({ store, clock, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/expiry-sweeper'), events });
+
+  // Migrations run under knex's lock once the database answers; until then note operations
+  // answer 503 and /readyz is red, and the service keeps trying without a restart.
+  let migrated = false;
+  let resolveMigrated!: () => void;
+  const migratedPromise = new Promise<void>((resolve) => { resolveMigrated = resolve; });
+  const databaseReady = async () => {
+    const up = migrated && (await store.ping());
+    metrics.databaseUp.set(up ? 1 : 0);
+    return up;
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestId);
+  app.use(httpMetrics(registry, 'notes'));
+  app.use(accessLog(logger.child('notes/access')));
+  // Mount order (DECISIONS 9 / team brief): the API first, then the web pages.
+  app.use('/api', createApiRoutes({ notes, logger, isAvailable: () => migrated }));
+  const pages = webPageRoutes();
+  if (pages) app.use(pages);
+  app.use((_req, _res, next) => { next(new NotFoundError('NOT_FOUND', 'Not found')); });
+  app.use(errorHandler(logger.child('notes/http')));
+
+  const adminApp = createAdminApp({
+    registry,
+    isDraining: () => lifecycle.isDraining,
+    checks: [{ name: 'database', check: databaseReady }],
+  });
+
+  let stopping = false;
+  let wakeRetry: (() => void) | undefined;
+  let workers: Promise<void> | undefined;
+  let firstAttemptDone!: () => void;
+  const firstAttempt = new Promise<void>((resolve) => { firstAttemptDone = resolve; });
+  const migrateLoop = async (): Promise<void> => {
+    const retry = { ...DEFAULT_RETRY, ...overrides.migrationRetry };
+    let delay = retry.initialDelayMs;
+    for (let attempt = 1; !stopping; attempt += 1) {
+      try {
+        const applied = await migrateToLatest(knex);
+        migrated = true;
+        metrics.databaseUp.set(1);
+        logger.info('database ready', { migrationsApplied: applied.length, attempts: attempt });
+        resolveMigrated();
+        if (!stopping) {
+          workers = startWorkers().catch((err) => {
+            logger.error('background workers failed to start', { err: (err as Error).message });
+          });
+        }
+        return;
+      } catch (err) {
+        const unreachable = isDatabaseUnavailable(err);
+        const message = `${unreachable ? 'database not reachable' : 'database migration failed'}; retrying in ${Math.round(delay / 100) / 10} s (note operations answer 503 meanwhile)`;
+        const fields = { attempt, retryInMs: delay, err: (err as Error).message };
+        if (unreachable) logger.warn(message, fields);
+        else logger.error(message, fields);
+      } finally {
+        firstAttemptDone();
+      }
+      if (stopping) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        wakeRetry = () => { clearTimeout(timer); resolve(); };
+      });
+      delay = Math.min(delay * 2, retry.maxDelayMs);
+    }
+  };
+
+  let bus: (MessagePublisher & MessageConsumer) | undefined = overrides.bus;
+  let heartbeat: HeartbeatPublisher | undefined;
+  const startWorkers = async () => {
+    sweeper.start();
+    if (!bus && config.amqpUrl) {
+      const rabbit = await RabbitMqBus.connect({
+        url: config.amqpUrl,
+        exchange: config.amqpExchange,
+        logger,
+        registry,
+        connectionName: `vanish-notes-${process.pid}`,
+        connectLazily: true,
+      });
+      lifecycle.add('rabbitmq', () => rabbit.close());
+      bus = rabbit;
+    }
+    if (!bus) {
+      logger.warn('AMQP_URL is not set: events and mail commands stay in the outbox and nothing is relayed (DECISIONS 10); set AMQP_URL to deliver them');
+      return;
+    }
+    relay = new OutboxRelay({ store: outbox, publisher: bus, logger, registry });
+    relay.start();
+    lifecycle.add('outbox-relay', () => relay?.stop());
+    heartbeat = new HeartbeatPublisher({
+      publisher: bus,
+      service: 'notes',
+      intervalMs: config.heartbeatIntervalMs,
+      logger,
+      probe: async () => ({
+        database: (await databaseReady()) ? 'healthy' : 'unhealthy',
+        encryption: encryptionAvailable(config) ? 'available' : 'unavailable',
+      }),
+    });
+    heartbeat.start();
+    lifecycle.add('heartbeat', () => heartbeat?.stop());
+  };
+
+  let started: Promise<{ port: number; adminPort: number }> | undefined;
+  const start = async () => {
+    const admin = await listen(adminApp, config.adminPort, config.host);
+    lifecycle.add('admin-server', () => admin.close());
+    lifecycle.add('database', () => knex.destroy());
+    const loop = migrateLoop();
+    lifecycle.add('migrations-and-sweeper', async () => {
+      stopping = true;
+      wakeRetry?.();
+      await loop;
+      await workers;
+      await sweeper.stop();
+    });
+    // A reachable database is migrated before start() resolves; an unreachable one is retried
+    // in the background while the service already answers (503 for note operations).
+    await firstAttempt;
+    const http: Listening = await listen(app, config.port, config.host);
+    lifecycle.add('http-server', () => closeGracefully(http, config.shutdownGraceMs));
+    logger.info('notes service listening', { port: http.port, adminPort: admin.port, databaseReady: migrated });
+    return { port: http.port, adminPort: admin.port };
+  };
+
+  return {
+    start: () => (started ??= start()),
+    stop: async () => {
+      stopping = true;
+      wakeRetry?.();
+      if (!started) {
+        await knex.destroy();
+        return;
+      }
+      await started.catch(() => undefined);
+      await lifecycle.stop();
+    },
+    notes,
+    app,
+    registry,
+    lifecycle,
+    knex,
+    store,
+    outbox,
+    isMigrated: () => migrated,
+    whenMigrated: () => migratedPromise,
+  };
+}
+
+/**
+ * Mount point of the web pages (DECISIONS 9), served after the API: the page engineer returns
+ * `createPageRoutes({...})` from src/http/page-routes.ts here. Until then only the API is served.
+ */
+function webPageRoutes(): Router | undefined {
+  return undefined;
+}
+
+/** The master key seals and opens: what `encryption: available` promises in heartbeats. */
+function encryptionAvailable(config: NotesConfig): boolean {
+  try {
+    const key = config.masterKeys.current.material;
+    return aeadOpen(key, aeadSeal(key, Buffer.from('probe'))).toString() === 'probe';
+  } catch {
+    return false;
+  }
+}
+
+/** Stops accepting, lets requests in flight finish, and cuts whatever is left at the deadline. */
+async function closeGracefully(listening: Listening, graceMs: number): Promise<void> {
+  const server: Server = listening.server;
+  const deadline = setTimeout(() => server.closeAllConnections(), Math.max(100, graceMs - 500));
+  deadline.unref();
+  await listening.close();
+  clearTimeout(deadline);
+}

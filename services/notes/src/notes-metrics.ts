@@ -1,0 +1,53 @@
+import { Counter, Gauge, type Registry } from '@vanish/common';
+import type { NoteEventsObserver } from './domain/note-events';
+
+export interface NotesMetrics {
+  /** Hooked into NoteService and ExpirySweeper: counts every committed note event. */
+  observer: NoteEventsObserver;
+  /** 1 while the database is usable (migrated and answering), else 0. */
+  databaseUp: Gauge<string>;
+}
+
+/**
+ * The notes service's own metrics on the injected registry (never the global one). Labels are
+ * small fixed sets (expiry type, event, reason): no uuid, note reference or address ever.
+ */
+export function createNotesMetrics(registry: Registry): NotesMetrics {
+  const created = new Counter({
+    name: 'notes_created_total',
+    help: 'Notes created, by expiry type',
+    labelNames: ['expiry_type'] as const,
+    registers: [registry],
+  });
+  const accessed = new Counter({ name: 'notes_accessed_total', help: 'Successful reveals (views counted)', registers: [registry] });
+  const failedAccess = new Counter({ name: 'notes_failed_access_total', help: 'Reveals refused for a wrong passcode', registers: [registry] });
+  const ended = new Counter({
+    name: 'notes_ended_total',
+    help: 'Notes destroyed or expired, by event and reason',
+    labelNames: ['event', 'reason'] as const,
+    registers: [registry],
+  });
+  const databaseUp = new Gauge({ name: 'notes_database_up', help: '1 while the notes database is migrated and answering', registers: [registry] });
+  for (const type of ['view', 'time', 'both']) created.inc({ expiry_type: type }, 0);
+
+  return {
+    databaseUp,
+    observer: {
+      noteEvent(event, data) {
+        switch (event) {
+          case 'note.created':
+            created.inc({ expiry_type: data.expiry_type ?? 'unknown' });
+            break;
+          case 'note.accessed':
+            accessed.inc();
+            break;
+          case 'note.failed_access':
+            failedAccess.inc();
+            break;
+          default:
+            ended.inc({ event, reason: data.reason ?? 'unknown' });
+        }
+      },
+    },
+  };
+}
