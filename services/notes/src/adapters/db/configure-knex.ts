@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
+import type { Logger } from '@vanish/common';
 
 /**
  * The only file that knows which database is behind knex (STYLE H8). `sqlite:PATH` gives the
@@ -15,6 +16,8 @@ export interface ConfigureKnexOptions {
   poolMax?: number;
   /** How long a query may wait for a connection, and how long connecting may take. */
   connectTimeoutMs?: number;
+  /** Where knex's own warnings go (pool errors, deprecations); its console output otherwise. */
+  logger?: Logger;
 }
 
 export function databaseDialect(databaseUrl: string): DatabaseDialect {
@@ -24,9 +27,18 @@ export function databaseDialect(databaseUrl: string): DatabaseDialect {
 }
 
 export function configureKnex(databaseUrl: string, options: ConfigureKnexOptions = {}): Knex {
-  return knexFactory(databaseDialect(databaseUrl) === 'sqlite'
-    ? sqliteConfig(databaseUrl)
-    : mysqlConfig(databaseUrl, options));
+  const config = databaseDialect(databaseUrl) === 'sqlite' ? sqliteConfig(databaseUrl) : mysqlConfig(databaseUrl, options);
+  return knexFactory(options.logger ? { ...config, log: knexLog(options.logger) } : config);
+}
+
+function knexLog(logger: Logger): Knex.Config['log'] {
+  const text = (message: unknown) => (message instanceof Error ? message.message : String(message));
+  return {
+    warn: (message: unknown) => logger.warn('database driver warning', { detail: text(message) }),
+    error: (message: unknown) => logger.error('database driver error', { detail: text(message) }),
+    deprecate: (method: string, alternative: string) => logger.debug('knex deprecation', { method, alternative }),
+    debug: () => undefined,
+  };
 }
 
 function sqliteConfig(databaseUrl: string): Knex.Config {

@@ -42,10 +42,21 @@ export async function migrateToLatest(knex: Knex, waitMs = 60_000): Promise<stri
       const [, applied] = (await knex.migrate.latest(MIGRATION_CONFIG)) as [number, string[]];
       return applied;
     } catch (err) {
-      if ((err as Error).name !== 'MigrationLocked' || Date.now() > deadline) throw err;
+      if (!isStartupRace(err) || Date.now() > deadline) throw err;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+/**
+ * Another replica holds the migration lock, or created knex's bookkeeping tables (which knex does
+ * outside the lock) a moment before us: wait and try again.
+ */
+function isStartupRace(err: unknown): boolean {
+  const e = err as { name?: unknown; message?: unknown };
+  if (e.name === 'MigrationLocked') return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return message.includes(MIGRATION_CONFIG.tableName as string) && /already exists|duplicate/i.test(message);
 }
 
 /** Rolls every migration back (tests and operators only). */
