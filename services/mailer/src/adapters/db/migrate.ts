@@ -22,7 +22,7 @@ const config: Knex.MigratorConfig = {
 
 /**
  * Migrates under knex's migration lock. Replicas starting together: the one that finds the lock
- * taken waits and tries again instead of failing.
+ * taken (or loses the race to create knex's own bookkeeping tables) waits and tries again.
  */
 export async function migrateToLatest(knex: Knex, attempts = 60): Promise<void> {
   for (let i = 1; ; i += 1) {
@@ -30,7 +30,7 @@ export async function migrateToLatest(knex: Knex, attempts = 60): Promise<void> 
       await knex.migrate.latest(config);
       return;
     } catch (err) {
-      if (i >= attempts || !/already locked/i.test((err as Error).message)) throw err;
+      if (i >= attempts || !isMigrationRace(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
@@ -38,4 +38,9 @@ export async function migrateToLatest(knex: Knex, attempts = 60): Promise<void> 
 
 export async function rollbackAll(knex: Knex): Promise<void> {
   await knex.migrate.rollback(config, true);
+}
+
+function isMigrationRace(err: unknown): boolean {
+  const message = (err as Error)?.message ?? '';
+  return /already locked/i.test(message) || /mailer_knex_migrations(_lock)?['`]? already exists/i.test(message);
 }

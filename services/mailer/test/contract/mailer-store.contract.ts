@@ -1,0 +1,79 @@
+import type { MailerStore } from '../../src/domain/mailer-store';
+
+export interface StoreHarness {
+  store: MailerStore;
+  /** A second store on the same database (another replica), where the technology allows one. */
+  replica?: MailerStore;
+}
+
+const H = (n: number) => n.toString(16).padStart(64, '0');
+const T0 = new Date('2026-03-01T10:00:00Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const HOUR = 3_600_000;
+
+/** The MailerStore contract: every implementation (fake, SQLite, MariaDB) must pass it. */
+export function mailerStoreContract(name: string, open: () => Promise<StoreHarness>, close: () => Promise<void>): void {
+  describe(`MailerStore contract: ${name}`, () => {
+    let h: StoreHarness;
+    beforeEach(async () => { h = await open(); });
+    afterEach(async () => { await close(); });
+
+    const begin = (store: MailerStore, commandId: string, addressHash: string, now = T0, perHour = 2, perDay = 3) =>
+      store.beginDelivery({ commandId, addressHash, kind: 'link', now, quotaPerHour: perHour, quotaPerDay: perDay });
+
+    it('when a command is new, then it is reserved; when it comes back, then it is the same delivery with one more attempt', async () => {
+      await expect(begin(h.store, 'c1', H(1))).resolves.toEqual({ decision: 'send', attempts: 1, firstAttemptAt: T0 });
+      await expect(begin(h.store, 'c1', H(1), at(5000))).resolves.toEqual({ decision: 'send', attempts: 2, firstAttemptAt: T0 });
+    });
+
+    it('when a command was sent, then a redelivery is recognised as already sent', async () => {
+      await begin(h.store, 'c1', H(1));
+      await h.store.markSent('c1', at(1));
+      await expect(begin(h.store, 'c1', H(1), at(2))).resolves.toEqual({ decision: 'already_sent' });
+    });
+
+    it('when a command failed, then a redelivery is recognised as already handled', async () => {
+      await begin(h.store, 'c1', H(1));
+      await h.store.markFailed('c1', at(1));
+      await expect(begin(h.store, 'c1', H(1), at(2))).resolves.toEqual({ decision: 'already_dropped', state: 'failed' });
+    });
+
+    it('when an address used its hourly quota, then the next is over quota until the hour has passed, and other addresses are not affected', async () => {
+      await begin(h.store, 'a', H(1));
+      await begin(h.store, 'b', H(1), at(1000));
+      await expect(begin(h.store, 'c', H(1), at(2000))).resolves.toEqual({ decision: 'over_quota' });
+      await expect(begin(h.store, 'c', H(1), at(3000))).resolves.toEqual({ decision: 'already_dropped', state: 'over_quota' });
+      await expect(begin(h.store, 'x', H(2), at(2000))).resolves.toMatchObject({ decision: 'send' });
+      await expect(begin(h.store, 'd', H(1), at(HOUR + 1))).resolves.toMatchObject({ decision: 'send' });
+      await expect(begin(h.store, 'e', H(1), at(2 * HOUR + 1))).resolves.toEqual({ decision: 'over_quota' });
+    });
+
+    it('when an address is suppressed, then nothing new is reserved for it, and a reserved retry is stopped', async () => {
+      await begin(h.store, 'r', H(1));
+      expect(await h.store.isSuppressed(H(1))).toBe(false);
+      await h.store.suppress(H(1), 'unsubscribed', at(1));
+      await h.store.suppress(H(1), 'rejected', at(2));
+      expect(await h.store.isSuppressed(H(1))).toBe(true);
+      await expect(begin(h.store, 'n', H(1), at(3))).resolves.toEqual({ decision: 'suppressed' });
+      await expect(begin(h.store, 'r', H(1), at(4))).resolves.toEqual({ decision: 'suppressed' });
+      await h.store.suppress(H(9), 'unsubscribed', at(5));
+      expect(await h.store.isSuppressed(H(9))).toBe(true);
+    });
+
+    it('when delivery records are old, then they are purged and newer ones kept', async () => {
+      await begin(h.store, 'old', H(1));
+      await begin(h.store, 'new', H(1), at(10_000));
+      expect(await h.store.purgeDeliveries(at(5000))).toBe(1);
+      await expect(begin(h.store, 'new', H(1), at(20_000))).resolves.toMatchObject({ decision: 'send', attempts: 2 });
+      expect(await h.store.ping()).toBe(true);
+    });
+
+    it('when two replicas reserve for one address at the same moment, then the quota is never exceeded', async () => {
+      const replica = h.replica ?? h.store;
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) =>
+        begin(i % 2 === 0 ? h.store : replica, `p${i}`, H(7), at(i), 5, 50)));
+      expect(results.filter((r) => r.decision === 'send')).toHaveLength(5);
+      expect(results.filter((r) => r.decision === 'over_quota')).toHaveLength(7);
+    });
+  });
+}
