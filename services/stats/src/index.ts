@@ -1,1 +1,12 @@
-export {};
+export { loadStatsConfig, type StatsConfig } from './config';
+export { createStatsService, type StatsModule, type StatsOverrides } from './compose';
+export { StatsService, successRate, type Statistics } from './domain/stats-service';
+export { healthFrom, type HealthStatus } from './domain/health';
+export type { StatsStore, Counters, CounterDelta, HeartbeatRecord } from './domain/stats-store';
+export { KnexStatsStore } from './adapters/db/knex-stats-store';
+export { configureKnex } from './adapters/db/configure-knex';
+export { migrateToLatest, rollbackAll } from './adapters/db/migrate';
+export { FakeStatsStore } from './adapters/fakes/fake-stats-store';
+export { NOTE_EVENTS_QUEUE, NoteEventsConsumer } from './consumers/note-events-consumer';
+export { HEARTBEATS_QUEUE, HeartbeatConsumer } from './consumers/heartbeat-consumer';
+export { createStatsApp } from './http/create-stats-app';

@@ -1,0 +1,124 @@
+import { AppError, ServiceUnavailableError } from '@vanish/common';
+import type { Knex } from 'knex';
+import type { CounterDelta, Counters, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
+import { bucketRanges } from './bucket-ranges';
+import { isDatabaseUnavailable } from './configure-knex';
+
+const COUNTER_NAMES: Record<keyof Counters, string> = {
+  created: 'notes_created',
+  ended: 'notes_ended',
+  endedRead: 'notes_ended_read',
+  accessed: 'notes_accessed',
+  failedAccess: 'notes_failed_access',
+};
+
+async function withDatabase<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof AppError) && isDatabaseUnavailable(err)) throw new ServiceUnavailableError('Database unavailable', err);
+    throw err;
+  }
+}
+
+const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+
+/** StatsStore on knex (SQLite or MySQL/MariaDB); the stats service's tables only. */
+export class KnexStatsStore implements StatsStore {
+  constructor(private readonly knex: Knex) {}
+
+  applyOnce(eventIdDigest: string, delta: CounterDelta, seenAt: number): Promise<boolean> {
+    return withDatabase(() => this.knex.transaction(async (trx) => {
+      const seen = await trx('stats_seen_events').where({ id_digest: eventIdDigest }).first('id_digest');
+      if (seen) return false;
+      // A concurrent duplicate (another replica) fails here on the primary key and is retried: it then sees the id.
+      await trx('stats_seen_events').insert({ id_digest: eventIdDigest, seen_at: seenAt });
+      for (const key of Object.keys(COUNTER_NAMES) as Array<keyof Counters>) {
+        const by = delta[key];
+        if (by !== 0) await trx('stats_counters').where({ name: COUNTER_NAMES[key] }).increment('value', by);
+      }
+      if (delta.created > 0 && delta.createdMinute !== undefined) {
+        await trx('stats_created_minutes')
+          .insert({ minute: delta.createdMinute, created: delta.created })
+          .onConflict('minute')
+          .merge({ created: trx.raw('?? + ?', ['stats_created_minutes.created', delta.created]) });
+        await trx('stats_created_hours')
+          .insert({ hour: Math.floor(delta.createdMinute / 60), created: delta.created })
+          .onConflict('hour')
+          .merge({ created: trx.raw('?? + ?', ['stats_created_hours.created', delta.created]) });
+      }
+      return true;
+    }));
+  }
+
+  counters(): Promise<Counters> {
+    return withDatabase(async () => {
+      const rows: Array<{ name: string; value: unknown }> = await this.knex('stats_counters').select('name', 'value');
+      const byName = new Map(rows.map((r) => [r.name, num(r.value)]));
+      const result = {} as Counters;
+      for (const [key, name] of Object.entries(COUNTER_NAMES) as Array<[keyof Counters, string]>) result[key] = byName.get(name) ?? 0;
+      return result;
+    });
+  }
+
+  createdBetween(fromMinute: number, toMinute: number): Promise<number> {
+    return withDatabase(async () => {
+      const ranges = bucketRanges(fromMinute, toMinute);
+      const sums: Array<Promise<number>> = ranges.minutes.map(async ([a, b]) => {
+        const row = await this.knex('stats_created_minutes').whereBetween('minute', [a, b]).sum({ total: 'created' }).first();
+        return num(row?.total);
+      });
+      if (ranges.hours) {
+        const [a, b] = ranges.hours;
+        sums.push(this.knex('stats_created_hours').whereBetween('hour', [a, b]).sum({ total: 'created' }).first()
+          .then((row) => num(row?.total)));
+      }
+      return (await Promise.all(sums)).reduce((total, n) => total + n, 0);
+    });
+  }
+
+  recordHeartbeat(heartbeat: HeartbeatRecord): Promise<void> {
+    return withDatabase(() => this.knex.transaction(async (trx) => {
+      const key = { service: heartbeat.service, instance: heartbeat.instance };
+      const existing = await trx('stats_heartbeats').where(key).first('observed_at');
+      // A late copy (a retry, a backlog) never makes a component look older than it is.
+      if (existing && num(existing.observed_at) > heartbeat.observedAt) return;
+      await trx('stats_heartbeats')
+        .insert({ ...key, components: JSON.stringify(heartbeat.components), observed_at: heartbeat.observedAt })
+        .onConflict(['service', 'instance'])
+        .merge(['components', 'observed_at']);
+    }));
+  }
+
+  heartbeatsSince(since: number): Promise<HeartbeatRecord[]> {
+    return withDatabase(async () => {
+      const rows: Array<{ service: string; instance: string; components: string; observed_at: unknown }> =
+        await this.knex('stats_heartbeats').where('observed_at', '>=', since).select('service', 'instance', 'components', 'observed_at');
+      return rows.map((r) => ({
+        service: r.service,
+        instance: r.instance,
+        components: JSON.parse(r.components) as Record<string, string>,
+        observedAt: num(r.observed_at),
+      }));
+    });
+  }
+
+  prune(limits: PruneLimits): Promise<{ seen: number; buckets: number; heartbeats: number }> {
+    return withDatabase(async () => {
+      const seen = await this.knex('stats_seen_events').where('seen_at', '<', limits.seenBefore).delete();
+      const minutes = await this.knex('stats_created_minutes').where('minute', '<', limits.bucketsBeforeMinute).delete();
+      const hours = await this.knex('stats_created_hours').where('hour', '<', Math.floor(limits.bucketsBeforeMinute / 60)).delete();
+      const heartbeats = await this.knex('stats_heartbeats').where('observed_at', '<', limits.heartbeatsBefore).delete();
+      return { seen, buckets: minutes + hours, heartbeats };
+    });
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.knex.raw('select 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import type { Knex } from 'knex';
+import * as createStatsTables from '../../migrations/20261122032000_create_stats_tables';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/** Every migration, in order, listed statically so they run the same under jest and from dist. */
+const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
+  ['20261122032000_create_stats_tables', createStatsTables],
+];
+
+class StaticMigrationSource implements Knex.MigrationSource<readonly [string, Migration]> {
+  async getMigrations() {
+    return [...MIGRATIONS];
+  }
+  getMigrationName(migration: readonly [string, Migration]): string {
+    return migration[0];
+  }
+  async getMigration(migration: readonly [string, Migration]): Promise<Knex.Migration> {
+    return migration[1];
+  }
+}
+
+/** Own bookkeeping tables, so stats can share a database with others without colliding. */
+export const MIGRATION_CONFIG: Knex.MigratorConfig = {
+  migrationSource: new StaticMigrationSource(),
+  tableName: 'stats_knex_migrations',
+};
+
+/** Runs pending migrations under knex's migration lock; replicas starting together wait for it. */
+export async function migrateToLatest(knex: Knex, waitMs = 60_000): Promise<string[]> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      const [, applied] = (await knex.migrate.latest(MIGRATION_CONFIG)) as [number, string[]];
+      return applied;
+    } catch (err) {
+      if ((err as Error).name !== 'MigrationLocked' || Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+export async function rollbackAll(knex: Knex): Promise<string[]> {
+  const [, reverted] = (await knex.migrate.rollback(MIGRATION_CONFIG, true)) as [number, string[]];
+  return reverted;
+}

@@ -1,0 +1,110 @@
+import {
+  Lifecycle, createAdminApp, createLogger, createRegistry, listen, systemClock,
+  type Clock, type Logger, type MessageConsumer, type MessagePublisher,
+} from '@vanish/common';
+import { InProcessBus, RabbitMqBus } from '@vanish/bus';
+import type { Knex } from 'knex';
+import type { Registry } from 'prom-client';
+import { configureKnex } from './adapters/db/configure-knex';
+import { KnexStatsStore } from './adapters/db/knex-stats-store';
+import { migrateToLatest } from './adapters/db/migrate';
+import type { StatsConfig } from './config';
+import { HeartbeatConsumer } from './consumers/heartbeat-consumer';
+import { NoteEventsConsumer } from './consumers/note-events-consumer';
+import { StatsPruner } from './domain/stats-pruner';
+import { StatsService } from './domain/stats-service';
+import { createStatsApp } from './http/create-stats-app';
+import { createStatsMetrics } from './stats-metrics';
+
+export interface StatsOverrides {
+  /** The all-in-one's shared in-process bus (or any bus); the stats service then does not close it. */
+  bus?: MessagePublisher & MessageConsumer;
+  logger?: Logger;
+  registry?: Registry;
+  clock?: Clock;
+}
+
+export interface StatsModule {
+  start(): Promise<{ port: number; adminPort: number }>;
+  stop(): Promise<void>;
+  readonly stats: StatsService;
+  readonly store: KnexStatsStore;
+  readonly knex: Knex;
+  readonly registry: Registry;
+  readonly noteEventsQueue: string;
+  readonly heartbeatsQueue: string;
+}
+
+/**
+ * The stats service's composition root (STYLE H2): picks the database and the bus from the
+ * config, wires store → service → consumers → HTTP, and owns the start/stop order.
+ */
+export async function createStatsService(config: StatsConfig, overrides: StatsOverrides = {}): Promise<StatsModule> {
+  const logger = overrides.logger ?? createLogger('stats', config.logLevel);
+  const registry = overrides.registry ?? createRegistry('stats');
+  const clock = overrides.clock ?? systemClock;
+  const lifecycle = new Lifecycle(logger);
+  const knex = configureKnex(config.databaseUrl);
+  const store = new KnexStatsStore(knex);
+  const stats = new StatsService({ store, clock, heartbeatIntervalMs: config.heartbeatIntervalMs });
+  const metrics = createStatsMetrics(registry);
+  const pruner = new StatsPruner({
+    store, clock, logger: logger.child('stats/pruner'), eventIdRetentionHours: config.eventIdRetentionHours, intervalMs: config.pruneIntervalMs,
+  });
+
+  let bus: (MessagePublisher & MessageConsumer) | undefined = overrides.bus;
+  let ownBus: { close(): Promise<void>; ping?: () => Promise<boolean> } | undefined;
+  const consumers: Array<NoteEventsConsumer | HeartbeatConsumer> = [];
+
+  const start = async () => {
+    await migrateToLatest(knex);
+    if (!bus) {
+      if (config.amqpUrl) {
+        const rabbit = await RabbitMqBus.connect({
+          url: config.amqpUrl, exchange: config.amqpExchange, logger, registry, connectionName: `vanish-stats-${process.pid}`, connectLazily: true,
+        });
+        bus = rabbit;
+        ownBus = rabbit;
+      } else {
+        const local = new InProcessBus({ logger, registry });
+        bus = local;
+        ownBus = local;
+        logger.warn('AMQP_URL is not set and no bus was injected: stats receives no events and reports zero counters and unhealthy components');
+      }
+    }
+    lifecycle.add('database', () => knex.destroy());
+    if (ownBus) lifecycle.add('bus', () => ownBus?.close());
+    const common = { consumer: bus, store, clock, logger, metrics, queuePrefix: config.queuePrefix };
+    consumers.push(new NoteEventsConsumer(common), new HeartbeatConsumer(common));
+    for (const consumer of consumers) {
+      await consumer.start();
+      lifecycle.add(consumer.queueName, () => consumer.stop());
+    }
+    pruner.start();
+    lifecycle.add('pruner', () => pruner.stop());
+
+    const app = createStatsApp({ stats, logger: logger.child('stats/http'), registry });
+    const admin = createAdminApp({
+      registry,
+      checks: [{ name: 'database', check: () => store.ping() }],
+      isDraining: () => lifecycle.isDraining,
+    });
+    const adminServer = await listen(admin, config.adminPort, config.host);
+    lifecycle.add('admin server', () => adminServer.close());
+    const publicServer = await listen(app, config.port, config.host);
+    lifecycle.add('public server', () => publicServer.close());
+    logger.info('stats service started', { port: publicServer.port, adminPort: adminServer.port, bus: ownBus ? (config.amqpUrl ? 'rabbitmq' : 'none') : 'injected' });
+    return { port: publicServer.port, adminPort: adminServer.port };
+  };
+
+  return {
+    start,
+    stop: () => lifecycle.stop(),
+    stats,
+    store,
+    knex,
+    registry,
+    get noteEventsQueue() { return `${config.queuePrefix}stats.note-events`; },
+    get heartbeatsQueue() { return `${config.queuePrefix}stats.heartbeats`; },
+  };
+}

@@ -1,0 +1,77 @@
+import { PermanentMessageFailure, type Clock, type IncomingMessage, type Logger, type MessageConsumer, type Subscription } from '@vanish/common';
+import { InvalidNoteEventError, effectOf, eventIdDigest, parseNoteEvent } from '../domain/note-event-effects';
+import type { StatsStore } from '../domain/stats-store';
+import type { StatsMetrics } from '../stats-metrics';
+
+export const NOTE_EVENTS_QUEUE = 'stats.note-events';
+
+export interface NoteEventsConsumerOptions {
+  consumer: MessageConsumer;
+  store: StatsStore;
+  clock: Clock;
+  logger: Logger;
+  metrics: StatsMetrics;
+  /** AMQP_QUEUE_PREFIX: tests give each run its own queues. */
+  queuePrefix?: string;
+  prefetch?: number;
+}
+
+/**
+ * Entry point for note events (`note.*` on `stats.note-events`): validate, then count once.
+ * The event id is recorded in the same transaction as the counter update, so a redelivered
+ * event changes nothing. A message that can never be counted goes to the dead-letter queue;
+ * a database outage is retried by the broker for a long while (about 50 minutes) before that.
+ */
+export class NoteEventsConsumer {
+  private subscription: Subscription | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly logger: Logger;
+
+  constructor(private readonly options: NoteEventsConsumerOptions) {
+    this.logger = options.logger.child('stats/note-events-consumer');
+  }
+
+  get queueName(): string {
+    return `${this.options.queuePrefix ?? ''}${NOTE_EVENTS_QUEUE}`;
+  }
+
+  async start(): Promise<void> {
+    this.subscription = await this.options.consumer.consume({
+      queue: this.queueName,
+      bindings: ['note.*'],
+      prefetch: this.options.prefetch ?? 20,
+      maxAttempts: 100,
+      retryDelaysMs: [200, 1_000, 5_000, 30_000],
+    }, (message) => this.handle(message));
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.cancel();
+    this.subscription = undefined;
+  }
+
+  async handle(message: IncomingMessage): Promise<void> {
+    const { metrics, store, clock } = this.options;
+    let event;
+    try {
+      event = parseNoteEvent(message.body);
+      if (event.event !== message.routingKey) throw new InvalidNoteEventError(`routing key ${message.routingKey} carries ${event.event}`);
+    } catch (err) {
+      if (!(err instanceof InvalidNoteEventError)) throw err;
+      metrics.consumed('unknown', 'malformed');
+      throw new PermanentMessageFailure(`malformed note event: ${err.message}`);
+    }
+    const found = event;
+    // One update at a time per process: the counter rows are hot, and waiting in line beats deadlocks.
+    const counted = await this.serially(() => store.applyOnce(eventIdDigest(found.id), effectOf(found), clock.now().getTime()));
+    metrics.consumed(found.event, counted ? 'counted' : 'duplicate');
+    if (counted) metrics.lag((clock.now().getTime() - Date.parse(found.timestamp)) / 1000);
+    else this.logger.debug('duplicate event ignored', { event: found.event, attempt: message.attempt });
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}

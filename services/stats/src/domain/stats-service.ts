@@ -1,0 +1,68 @@
+import { formatTimestamp, type Clock } from '@vanish/common';
+import { SILENT_AFTER_PERIODS, healthFrom, type HealthStatus } from './health';
+import { MINUTE_MS } from './note-event-effects';
+import type { StatsStore } from './stats-store';
+
+/** SPEC 2.3. */
+export interface Statistics {
+  total_notes_created: number;
+  active_notes: number;
+  destroyed_notes: number;
+  success_rate: number;
+  notes_24h: number;
+  notes_7d: number;
+  notes_30d: number;
+  health_status: HealthStatus;
+  generated_at: string;
+}
+
+export interface StatsServiceOptions {
+  store: StatsStore;
+  clock: Clock;
+  /** HEARTBEAT_INTERVAL_MS: a component silent for three of these is reported down. */
+  heartbeatIntervalMs: number;
+}
+
+const DAY_MINUTES = 24 * 60;
+
+/** success_rate: percent of ended notes that were read, two decimals; 100 before any note ended. */
+export function successRate(ended: number, endedRead: number): number {
+  if (ended <= 0) return 100;
+  return Math.round((endedRead / ended) * 10_000) / 100;
+}
+
+/**
+ * Builds the statistics object from counters and buckets: a fixed number of small reads, the same
+ * at a thousand notes as at a hundred million (DECISIONS 6).
+ */
+export class StatsService {
+  constructor(private readonly options: StatsServiceOptions) {}
+
+  async statistics(): Promise<Statistics> {
+    const { store, clock, heartbeatIntervalMs } = this.options;
+    const now = clock.now();
+    const nowMs = now.getTime();
+    const nowMinute = Math.floor(nowMs / MINUTE_MS);
+    // "In the last N days, to the minute": the current minute and the N*1440-1 before it.
+    const window = (days: number) => store.createdBetween(nowMinute - days * DAY_MINUTES + 1, nowMinute);
+    const [counters, day, week, month, heartbeats] = await Promise.all([
+      store.counters(),
+      window(1),
+      window(7),
+      window(30),
+      store.heartbeatsSince(nowMs - SILENT_AFTER_PERIODS * heartbeatIntervalMs),
+    ]);
+    return {
+      total_notes_created: counters.created,
+      // Ends can be counted before their creation when a retry reorders events: never show a negative.
+      active_notes: Math.max(0, counters.created - counters.ended),
+      destroyed_notes: counters.ended,
+      success_rate: successRate(counters.ended, counters.endedRead),
+      notes_24h: day,
+      notes_7d: week,
+      notes_30d: month,
+      health_status: healthFrom(heartbeats, nowMs, heartbeatIntervalMs),
+      generated_at: formatTimestamp(now),
+    };
+  }
+}

@@ -1,0 +1,55 @@
+/** What one note event changes (DECISIONS 6): counters, and the creation minute for the windows. */
+export interface CounterDelta {
+  created: number;
+  ended: number;
+  endedRead: number;
+  accessed: number;
+  failedAccess: number;
+  /** Minutes since the epoch of a creation (from the event's timestamp), when created > 0. */
+  createdMinute?: number;
+}
+
+export interface Counters {
+  created: number;
+  ended: number;
+  endedRead: number;
+  accessed: number;
+  failedAccess: number;
+}
+
+export interface HeartbeatRecord {
+  service: string;
+  instance: string;
+  components: Record<string, string>;
+  /** When the heartbeat was sent, never later than when stats received it (epoch ms). */
+  observedAt: number;
+}
+
+export interface PruneLimits {
+  /** Seen event ids recorded before this (epoch ms) are forgotten. */
+  seenBefore: number;
+  /** Creation buckets before this minute are dropped (they are outside every window). */
+  bucketsBeforeMinute: number;
+  /** Heartbeats of instances silent since before this (epoch ms) are dropped. */
+  heartbeatsBefore: number;
+}
+
+/**
+ * The stats service's storage port. Every read is bounded by the windows, never by the number
+ * of notes: counters are single rows, and a window sums at most about 720 hour rows plus 118
+ * minute rows.
+ */
+export interface StatsStore {
+  /**
+   * Records the event id and applies the delta in one transaction. Returns false (and changes
+   * nothing) when the id was seen before: redelivered events count once.
+   */
+  applyOnce(eventIdDigest: string, delta: CounterDelta, seenAt: number): Promise<boolean>;
+  counters(): Promise<Counters>;
+  /** Creations in the minutes [fromMinute, toMinute], both included. */
+  createdBetween(fromMinute: number, toMinute: number): Promise<number>;
+  recordHeartbeat(heartbeat: HeartbeatRecord): Promise<void>;
+  heartbeatsSince(since: number): Promise<HeartbeatRecord[]>;
+  prune(limits: PruneLimits): Promise<{ seen: number; buckets: number; heartbeats: number }>;
+  ping(): Promise<boolean>;
+}

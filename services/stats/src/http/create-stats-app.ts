@@ -1,0 +1,31 @@
+import express from 'express';
+import {
+  apiHeaders, apiNotFound, errorHandler, httpMetrics, methodsOnly, requestId, routeName, type Logger,
+} from '@vanish/common';
+import type { Registry } from 'prom-client';
+import type { StatsService } from '../domain/stats-service';
+
+export interface StatsAppOptions {
+  stats: StatsService;
+  logger: Logger;
+  registry: Registry;
+}
+
+/**
+ * The stats service's public port: GET /api/stats.php (SPEC 4.3) and nothing else. Rate limits
+ * are the gateway's; every answer has the API headers; errors have the SPEC 7 body.
+ */
+export function createStatsApp({ stats, logger, registry }: StatsAppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestId);
+  app.use(httpMetrics(registry, 'stats'));
+  app.use(apiHeaders);
+  app.all('/api/stats.php', routeName('/api/stats.php'), methodsOnly(['GET']), async (_req, res) => {
+    res.json({ success: true, stats: await stats.statistics() });
+  });
+  app.use(routeName('unmatched'), apiNotFound);
+  app.use(errorHandler(logger));
+  return app;
+}
