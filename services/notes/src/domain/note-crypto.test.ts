@@ -107,3 +107,9 @@ describe('NoteCrypto', () => {
     expect(() => new NoteCrypto({ masterKeys: KeyRing.generate(), lookupKey: randomBytes(16) })).toThrow(/32 bytes/);
   });
 });
+
+describe('NoteCrypto.selfTest', () => {
+  it('when the key ring works, then the self-test passes', async () => {
+    await expect(makeCrypto().selfTest()).resolves.toBe(true);
+  });
+});

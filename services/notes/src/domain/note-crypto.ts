@@ -148,6 +148,21 @@ export class NoteCrypto {
     }
   }
 
+  /**
+   * Seals and opens a throwaway note under the current master key: true when encryption works
+   * (for readiness and the `encryption` heartbeat). Costs no scrypt.
+   */
+  async selfTest(): Promise<boolean> {
+    try {
+      const uuid = this.newUuid();
+      const sealed = await this.seal(uuid, { content: 'self-test', passcode: null, notificationEmail: null });
+      const opened = await this.open(uuid, null, sealed);
+      return opened.outcome === 'opened' && opened.note.content === 'self-test';
+    } catch {
+      return false;
+    }
+  }
+
   private async noteKey(master: Buffer, uuid: string, salt: Buffer, kdf: string | null, passcode: string | null): Promise<Buffer> {
     const parts = [master, Buffer.from(uuid.toLowerCase(), 'utf8')];
     if (kdf !== null) {

@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto';
+import { KeyRing, MAIL_SEAL_PURPOSE, ManualClock, MessageSealer, silentLogger, type Logger } from '@vanish/common';
+import { NoteCrypto } from '../../domain/note-crypto';
+import type { NoteEventsObserver } from '../../domain/note-events';
+import { NoteService } from '../../domain/note-service';
+import { FakeNoteStore } from './fake-note-store';
+
+export interface FakeNoteServiceOptions {
+  publicBaseUrl?: string;
+  retentionHours?: number;
+  clock?: ManualClock;
+  logger?: Logger;
+  events?: NoteEventsObserver;
+}
+
+/**
+ * The real NoteService on an in-memory store, with fresh keys and cheap scrypt, for unit tests of
+ * the entry points (STYLE H3). Returns the parts so a test can inspect the store and move the clock.
+ */
+export function createFakeNoteService(options: FakeNoteServiceOptions = {}) {
+  const store = new FakeNoteStore();
+  const clock = options.clock ?? new ManualClock(new Date('2026-01-01T00:00:00Z'));
+  const mailKeys = KeyRing.generate('m1');
+  const mailSealer = new MessageSealer(mailKeys, MAIL_SEAL_PURPOSE);
+  const crypto = new NoteCrypto({ masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), kdf: { N: 1024, r: 8, p: 1 } });
+  const service = new NoteService({
+    store,
+    crypto,
+    mailSealer,
+    clock,
+    publicBaseUrl: options.publicBaseUrl ?? 'http://localhost:8080',
+    retentionHours: options.retentionHours ?? 720,
+    logger: options.logger ?? silentLogger,
+    events: options.events,
+  });
+  return { service, store, clock, crypto, mailSealer, mailKeys };
+}
