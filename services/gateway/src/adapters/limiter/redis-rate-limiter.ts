@@ -24,6 +24,11 @@ class InsuranceLimiter extends RateLimiterMemory {
     this.onUse();
     return super.consume(key, pointsToConsume, options);
   }
+
+  /** Used while Redis rests: the same counts, without reporting a new Redis failure. */
+  consumeWhileResting(key: string, pointsToConsume?: number, options?: { [key: string]: unknown }): Promise<RateLimiterRes> {
+    return super.consume(key, pointsToConsume, options);
+  }
 }
 
 export interface RedisRateLimiterOptions {
@@ -79,7 +84,8 @@ export class RedisRateLimiter implements RateLimiter {
     const limit = this.options.policy.limits[action];
     if (this.now() < this.restingUntil) {
       this.options.onFallback?.(action);
-      return consumeOne(this.memory[action], limit, clientKey, true);
+      const memory = this.memory[action];
+      return consumeOne({ consume: (key, points, opts) => memory.consumeWhileResting(key, points, opts) }, limit, clientKey, true);
     }
     const marker = { used: false };
     const decision = await consumeOne(this.shared[action], limit, clientKey, false, { [FALLBACK_MARKER]: marker });
