@@ -1,0 +1,263 @@
+// Shared helpers of the benchmarks (scripts/bench.ts, scripts/bench-growth.ts): child processes with
+// logs in files, free ports, readiness polling, autocannon runs, wrk runs, RSS, markdown and SVG output.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, freemem, loadavg, totalmem, release, platform } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+
+export const ROOT = join(__dirname, '..', '..');
+
+export function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export const randomKey = (): string => randomBytes(32).toString('base64');
+export const randomSuffix = (): string => randomBytes(4).toString('hex');
+
+export interface Child {
+  name: string;
+  process: ChildProcess;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `node <args>` with stdout and stderr going to a log file (so the bench never drains pipes). */
+export function startNode(name: string, args: string[], env: Record<string, string>, logDir: string): Child {
+  const logFile = join(logDir, `${name}.log`);
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  return {
+    name,
+    process: child,
+    logFile,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Waits until GET url answers 200 (a generous bound that only catches a service that never comes up). */
+export async function waitReady(child: Child, url: string, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.process.exitCode !== null) {
+      throw new Error(`${child.name} exited with ${child.process.exitCode} before it was ready; log:\n${tail(child.logFile)}`);
+    }
+    try {
+      const res = await fetch(url);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${child.name} not ready at ${url} within ${timeoutMs} ms; log:\n${tail(child.logFile)}`);
+    await sleep(250);
+  }
+}
+
+export function tail(file: string, lines = 30): string {
+  if (!existsSync(file)) return '(no log)';
+  return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+}
+
+/** Resident set size of a process in MB, from /proc. */
+export function rssMb(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /VmRSS:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface LoadResult {
+  scenario: string;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  total: number;
+  non2xx: number;
+}
+
+export interface LoadOptions {
+  scenario: string;
+  url: string;
+  connections: number;
+  durationSeconds: number;
+  method?: 'GET' | 'POST';
+  body?: string;
+  headers?: Record<string, string>;
+  /** Rotates the request path, e.g. over several note uuids. */
+  paths?: string[];
+  /** Called with the time of every 200 answer (event-lag measurement). */
+  onOk?: (at: number) => void;
+}
+
+/** One autocannon run. Non-2xx answers count as errors (every scenario expects 200). */
+export async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
+  let index = 0;
+  const paths = options.paths;
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    method: options.method ?? 'GET',
+    body: options.body,
+    headers: options.headers,
+    requests: [{
+      setupRequest: (request) => {
+        if (paths && paths.length > 0) {
+          request.path = paths[index % paths.length];
+          index += 1;
+        }
+        return request;
+      },
+      onResponse: (status) => {
+        if (status === 200 && options.onOk) options.onOk(Date.now());
+      },
+    }],
+  });
+  const total = result.requests.total;
+  return {
+    scenario: options.scenario,
+    requestsPerSecond: total / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    total,
+    non2xx: result.non2xx,
+  };
+}
+
+export interface WrkResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  raw: string;
+}
+
+/** `wrk --latency` (the Debian package) as a cross-check of autocannon; undefined when wrk is missing. */
+export function runWrk(url: string, connections: number, durationSeconds: number): WrkResult | undefined {
+  const which = spawnSync('which', ['wrk'], { encoding: 'utf8' });
+  if (which.status !== 0) return undefined;
+  const run = spawnSync('wrk', ['-t2', `-c${connections}`, `-d${durationSeconds}s`, '--latency', url], { encoding: 'utf8' });
+  const raw = `${run.stdout}${run.stderr}`;
+  const ms = (text: string | undefined): number => {
+    const match = /([\d.]+)(us|ms|s)/.exec(text ?? '');
+    if (!match) return NaN;
+    const value = Number(match[1]);
+    return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
+  };
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(raw)?.[1] ?? NaN);
+  const p50 = ms(/\s50%\s+(\S+)/.exec(raw)?.[1]);
+  const p99 = ms(/\s99%\s+(\S+)/.exec(raw)?.[1]);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(raw);
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(raw)?.[1] ?? 0);
+  const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+  return { requestsPerSecond: rps, p50, p99, errors, raw };
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank];
+}
+
+export function machine(): string {
+  const cpuList = cpus();
+  const model = cpuList[0]?.model ?? 'unknown CPU';
+  return `${cpuList.length} × ${model}, ${(totalmem() / 2 ** 30).toFixed(0)} GB RAM (${(freemem() / 2 ** 30).toFixed(0)} GB free at start), ` +
+    `${platform()} ${release()}, Node ${process.version}`;
+}
+
+/** The 1-minute load average: on a shared machine, other work competes for the same cores. */
+export function loadAverage(): string {
+  return loadavg()[0].toFixed(1);
+}
+
+export const fmt = (value: number, digits = 0): string =>
+  Number.isFinite(value) ? value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a';
+
+/**
+ * Replaces the text between `<!-- name:start -->` and `<!-- name:end -->` in a markdown file (creating the
+ * file from `initial` when missing), so that hand-written analysis around the generated part survives.
+ */
+export function replaceSection(file: string, name: string, body: string, initial: string): void {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : initial;
+  if (!text.includes(start)) text = `${text.trimEnd()}\n\n${start}\n${end}\n`;
+  const before = text.slice(0, text.indexOf(start) + start.length);
+  const after = text.slice(text.indexOf(end));
+  writeFileSync(file, `${before}\n${body.trim()}\n${after}`);
+}
+
+const escapeXml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** A two-panel SVG: requests/s bars (left) and p50/p99 latency bars (right), per scenario. */
+export function chartSvg(title: string, results: LoadResult[], yardstick: number): string {
+  const width = 960;
+  const rowHeight = 34;
+  const top = 70;
+  const labelWidth = 250;
+  const panel = (width - labelWidth - 60) / 2;
+  const height = top + results.length * rowHeight + 60;
+  const maxRps = Math.max(yardstick, ...results.map((r) => r.requestsPerSecond)) * 1.1;
+  const maxLatency = Math.max(1, ...results.map((r) => r.p99)) * 1.15;
+  const parts: string[] = [];
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="13">`);
+  parts.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
+  parts.push(`<text x="16" y="26" font-size="17" font-weight="bold">${escapeXml(title)}</text>`);
+  const x1 = labelWidth;
+  const x2 = labelWidth + panel + 40;
+  parts.push(`<text x="${x1}" y="56" font-weight="bold">requests/s (dashed: yardstick)</text>`);
+  parts.push(`<text x="${x2}" y="56" font-weight="bold">latency ms: p50 (dark), p99 (light)</text>`);
+  results.forEach((r, i) => {
+    const y = top + i * rowHeight;
+    parts.push(`<text x="${labelWidth - 10}" y="${y + 17}" text-anchor="end">${escapeXml(r.scenario)}</text>`);
+    const w = (r.requestsPerSecond / maxRps) * panel;
+    parts.push(`<rect x="${x1}" y="${y + 4}" width="${w.toFixed(1)}" height="20" fill="#3b6ea8"/>`);
+    parts.push(`<text x="${(x1 + w + 4).toFixed(1)}" y="${y + 19}">${fmt(r.requestsPerSecond)}</text>`);
+    const w99 = (r.p99 / maxLatency) * panel;
+    const w50 = (r.p50 / maxLatency) * panel;
+    parts.push(`<rect x="${x2}" y="${y + 4}" width="${w99.toFixed(1)}" height="20" fill="#f0a35e"/>`);
+    parts.push(`<rect x="${x2}" y="${y + 4}" width="${w50.toFixed(1)}" height="20" fill="#b85c00"/>`);
+    parts.push(`<text x="${(x2 + w99 + 4).toFixed(1)}" y="${y + 19}">${fmt(r.p50, 1)} / ${fmt(r.p99, 1)}</text>`);
+  });
+  const yx = x1 + (yardstick / maxRps) * panel;
+  parts.push(`<line x1="${yx.toFixed(1)}" y1="${top - 4}" x2="${yx.toFixed(1)}" y2="${top + results.length * rowHeight}" stroke="#444" stroke-dasharray="4 3"/>`);
+  parts.push(`<text x="16" y="${height - 20}" fill="#555">50 connections; autocannon; load generator on the same machine as the services.</text>`);
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}

@@ -1,0 +1,338 @@
+// `npm run bench`: throughput and latency of the system as separate processes on real MariaDB, Redis and
+// RabbitMQ, against a bare express hello-world measured in the same run (the yardstick).
+//   (a) yardstick: bare express hello-world
+//   (b) gateway hop: the gateway (Redis limit check, keep-alive proxy) in front of a trivial upstream
+//   (c) full topology: gateway + notes + stats + mailer, limits raised: metadata read, create, stats
+// Plus: event lag (creation → stats counter) p50/p99 under the create load, RSS of each service at the end,
+// and a wrk cross-check of the metadata read. Writes docs/performance.md (the generated section) and
+// docs/performance.svg. Env: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn),
+// MARIADB_URL (mysql://root@127.0.0.1:3306), REDIS_URL, AMQP_URL (without vhost), BENCH_SKIP_FULL=1.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+import {
+  ROOT, chartSvg, fmt, freePort, loadAverage, log, machine, percentile, randomKey, randomSuffix, replaceSection, rssMb,
+  runAutocannon, runWrk, sleep, startNode, tail, waitReady, type Child, type LoadResult, type WrkResult,
+} from './bench-lib';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
+const MARIADB_URL = (process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306').replace(/\/+$/, '');
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const AMQP_BASE = (process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
+const HIGH_LIMIT = '1000000';
+
+const YARDSTICK_JS = `
+const express = require('express');
+const app = express();
+app.get('/', (req, res) => { res.json({ hello: 'world' }); });
+app.listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
+// Answers like the notes service's metadata read, without doing any work.
+const TRIVIAL_UPSTREAM_JS = `
+const express = require('express');
+const app = express();
+const note = { success: true, note: { uuid: '00000000-0000-4000-8000-000000000000', has_passcode: false, expiry_type: 'time',
+  expires_at: '2030-01-01 00:00:00', max_views: 100, current_views: 0, is_destroyed: false, created_at: '2029-12-31 00:00:00' } };
+app.use((req, res) => { res.set('API-Version', '1.2.0'); res.json(note); });
+app.listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
+interface Scenario extends LoadResult {
+  ratio?: number;
+}
+
+const children: Child[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+
+async function warmAndMeasure(options: Parameters<typeof runAutocannon>[0]): Promise<LoadResult> {
+  if (WARMUP > 0) await runAutocannon({ ...options, durationSeconds: WARMUP, onOk: undefined });
+  log(`measuring ${options.scenario} for ${options.durationSeconds} s at ${options.connections} connections`);
+  const result = await runAutocannon(options);
+  log(`  ${fmt(result.requestsPerSecond)} req/s, p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms, errors ${result.errors}`);
+  return result;
+}
+
+function rabbitmqctl(...args: string[]): void {
+  const run = spawnSync('rabbitmqctl', args, { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`rabbitmqctl ${args.join(' ')} failed: ${run.stderr || run.stdout}`);
+}
+
+async function yardstick(logDir: string): Promise<LoadResult> {
+  const port = await freePort();
+  const child = startNode('yardstick', ['-e', YARDSTICK_JS], { PORT: String(port) }, logDir);
+  children.push(child);
+  await waitReady(child, `http://127.0.0.1:${port}/`);
+  const result = await warmAndMeasure({ scenario: 'yardstick: bare express hello-world', url: `http://127.0.0.1:${port}/`, connections: CONNECTIONS, durationSeconds: DURATION });
+  await child.stop();
+  return result;
+}
+
+async function gatewayHop(logDir: string, dataDir: string): Promise<{ result: LoadResult; rss?: number }> {
+  const upstreamPort = await freePort();
+  const upstream = startNode('trivial-upstream', ['-e', TRIVIAL_UPSTREAM_JS], { PORT: String(upstreamPort) }, logDir);
+  children.push(upstream);
+  await waitReady(upstream, `http://127.0.0.1:${upstreamPort}/`);
+  const port = await freePort();
+  const adminPort = await freePort();
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+  const gateway = startNode('gateway-hop', [join(ROOT, 'services/gateway/dist/main.js')], {
+    PORT: String(port), ADMIN_PORT: String(adminPort), DATA_DIR: dataDir, LOG_LEVEL, LIMITER_KEY: randomKey(),
+    NOTES_URL: upstreamUrl, STATS_URL: upstreamUrl, MAILER_URL: upstreamUrl,
+    REDIS_URL, RATE_LIMIT_KEY_PREFIX: `vanish-bench-${randomSuffix()}`,
+    RATE_LIMIT_CREATE_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_VIEW_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_STATS_PER_HOUR: HIGH_LIMIT,
+  }, logDir);
+  children.push(gateway);
+  await waitReady(gateway, `http://127.0.0.1:${adminPort}/readyz`);
+  const result = await warmAndMeasure({
+    scenario: 'gateway hop: Redis limit + proxy to a trivial upstream',
+    url: `http://127.0.0.1:${port}/api/view/00000000-0000-4000-8000-000000000000.php`,
+    connections: CONNECTIONS, durationSeconds: DURATION,
+  });
+  const rss = rssMb(gateway.process.pid);
+  await gateway.stop();
+  await upstream.stop();
+  return { result, rss };
+}
+
+interface FullTopology {
+  results: Scenario[];
+  lag: { p50: number; p99: number; events: number; missing: number };
+  rss: Record<string, number | undefined>;
+  wrk?: WrkResult;
+}
+
+async function fullTopology(logDir: string, dataDir: string): Promise<FullTopology> {
+  const suffix = randomSuffix();
+  const databases = { notes: `vanish_bench_notes_${suffix}`, stats: `vanish_bench_stats_${suffix}`, mailer: `vanish_bench_mailer_${suffix}` };
+  const admin = await mysql.createConnection(MARIADB_URL);
+  for (const name of Object.values(databases)) await admin.query(`CREATE DATABASE \`${name}\``);
+  cleanups.push(async () => {
+    for (const name of Object.values(databases)) await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+    await admin.end();
+  });
+  const vhost = `vanish-bench-${suffix}`;
+  rabbitmqctl('add_vhost', vhost);
+  cleanups.push(async () => rabbitmqctl('delete_vhost', vhost));
+  rabbitmqctl('set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*');
+  const amqpUrl = `${AMQP_BASE}/${encodeURIComponent(vhost)}`;
+
+  const ports = {
+    gateway: [await freePort(), await freePort()], notes: [await freePort(), await freePort()],
+    stats: [await freePort(), await freePort()], mailer: [await freePort(), await freePort()],
+  };
+  const baseUrl = `http://127.0.0.1:${ports.gateway[0]}`;
+  const mailKeys = `m1:${randomKey()}`;
+  const common = { DATA_DIR: dataDir, LOG_LEVEL, AMQP_URL: amqpUrl, PUBLIC_BASE_URL: baseUrl, HEARTBEAT_INTERVAL_MS: '2000' };
+  const dbUrl = (name: string): string => `${MARIADB_URL}/${name}`;
+  const notes = startNode('notes', [join(ROOT, 'services/notes/dist/main.js')], {
+    ...common, PORT: String(ports.notes[0]), ADMIN_PORT: String(ports.notes[1]), DATABASE_URL: dbUrl(databases.notes),
+    MASTER_KEYS: `k1:${randomKey()}`, LOOKUP_KEY: randomKey(), MAIL_KEYS: mailKeys,
+  }, logDir);
+  const stats = startNode('stats', [join(ROOT, 'services/stats/dist/main.js')], {
+    ...common, PORT: String(ports.stats[0]), ADMIN_PORT: String(ports.stats[1]), DATABASE_URL: dbUrl(databases.stats),
+  }, logDir);
+  const mailer = startNode('mailer', [join(ROOT, 'services/mailer/dist/main.js')], {
+    ...common, PORT: String(ports.mailer[0]), ADMIN_PORT: String(ports.mailer[1]), DATABASE_URL: dbUrl(databases.mailer),
+    MAIL_KEYS: mailKeys,
+  }, logDir);
+  children.push(notes, stats, mailer);
+  const gateway = startNode('gateway', [join(ROOT, 'services/gateway/dist/main.js')], {
+    ...common, PORT: String(ports.gateway[0]), ADMIN_PORT: String(ports.gateway[1]), LIMITER_KEY: randomKey(),
+    NOTES_URL: `http://127.0.0.1:${ports.notes[0]}`, STATS_URL: `http://127.0.0.1:${ports.stats[0]}`,
+    MAILER_URL: `http://127.0.0.1:${ports.mailer[0]}`,
+    REDIS_URL, RATE_LIMIT_KEY_PREFIX: `vanish-bench-${suffix}`,
+    RATE_LIMIT_CREATE_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_VIEW_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_STATS_PER_HOUR: HIGH_LIMIT,
+  }, logDir);
+  children.push(gateway);
+  for (const [child, adminPort] of [[notes, ports.notes[1]], [stats, ports.stats[1]], [mailer, ports.mailer[1]], [gateway, ports.gateway[1]]] as const) {
+    await waitReady(child, `http://127.0.0.1:${adminPort}/readyz`);
+  }
+  log('full topology ready');
+
+  // Notes for the metadata read: 24-hour time notes, so reads never end them.
+  const uuids: string[] = [];
+  for (let i = 0; i < 200; i += 1) {
+    const res = await fetch(`${baseUrl}/api/create.php`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ content: `bench seed ${i}`, expiry_type: 'time', expiry_time: 24 }),
+    });
+    if (res.status !== 200) throw new Error(`seeding a note answered ${res.status}: ${await res.text()}`);
+    uuids.push(((await res.json()) as { uuid: string }).uuid);
+  }
+  const results: Scenario[] = [];
+  results.push(await warmAndMeasure({
+    scenario: 'metadata read (gateway → notes → MariaDB)', url: baseUrl,
+    paths: uuids.map((u) => `/api/view/${u}.php`), connections: CONNECTIONS, durationSeconds: DURATION,
+  }));
+
+  // Create, with event lag: the k-th 200 answer against the time the stats counter reached k.
+  const statsDirect = `http://127.0.0.1:${ports.stats[0]}/api/stats.php`;
+  const readCounter = async (): Promise<number> => {
+    const res = await fetch(statsDirect);
+    const body = (await res.json()) as { stats: { total_notes_created: number } };
+    return body.stats.total_notes_created;
+  };
+  const createBody = JSON.stringify({ content: 'a benchmark note, sealed and stored like any other', expiry_type: 'view', max_views: 1 });
+  const createOptions = {
+    scenario: 'create (gateway → notes: seal + insert + outbox)', url: `${baseUrl}/api/create.php`,
+    method: 'POST' as const, body: createBody, headers: { 'Content-Type': 'application/json' },
+    connections: CONNECTIONS, durationSeconds: DURATION,
+  };
+  if (WARMUP > 0) await runAutocannon({ ...createOptions, durationSeconds: WARMUP });
+  // let the warm-up's events drain before taking the baseline
+  let baseline = await readCounter();
+  for (let i = 0; i < 60; i += 1) {
+    await sleep(500);
+    const now = await readCounter();
+    if (now === baseline) break;
+    baseline = now;
+  }
+  const completions: number[] = [];
+  const counted: number[] = [];
+  let polling = true;
+  const poller = (async () => {
+    while (polling) {
+      try {
+        const value = (await readCounter()) - baseline;
+        const at = Date.now();
+        while (counted.length < value) counted.push(at);
+      } catch {
+        // a failed poll is retried
+      }
+      await sleep(20);
+    }
+  })();
+  log(`measuring ${createOptions.scenario} for ${DURATION} s at ${CONNECTIONS} connections (with event lag)`);
+  const created = await runAutocannon({ ...createOptions, onOk: (at) => completions.push(at) });
+  log(`  ${fmt(created.requestsPerSecond)} req/s, p50 ${fmt(created.p50, 1)} ms, p99 ${fmt(created.p99, 1)} ms, errors ${created.errors}`);
+  results.push(created);
+  const drainDeadline = Date.now() + 60_000;
+  while (counted.length < completions.length && Date.now() < drainDeadline) await sleep(100);
+  polling = false;
+  await poller;
+  const lags: number[] = [];
+  completions.sort((a, b) => a - b);
+  for (let k = 0; k < Math.min(completions.length, counted.length); k += 1) lags.push(Math.max(0, counted[k] - completions[k]));
+  const lag = { p50: percentile(lags, 50), p99: percentile(lags, 99), events: completions.length, missing: Math.max(0, completions.length - counted.length) };
+  log(`  event lag p50 ${fmt(lag.p50)} ms, p99 ${fmt(lag.p99)} ms over ${lag.events} creations (${lag.missing} not counted within 60 s)`);
+
+  results.push(await warmAndMeasure({
+    scenario: 'stats (gateway → stats)', url: `${baseUrl}/api/stats.php`, connections: CONNECTIONS, durationSeconds: DURATION,
+  }));
+
+  log(`cross-checking the metadata read with wrk for ${DURATION} s`);
+  const wrk = runWrk(`${baseUrl}/api/view/${uuids[0]}.php`, CONNECTIONS, DURATION);
+
+  const rss: Record<string, number | undefined> = {};
+  for (const child of [gateway, notes, stats, mailer]) rss[child.name] = rssMb(child.process.pid);
+  return { results, lag, rss, wrk };
+}
+
+function goalLine(name: string, value: number, goal: number, unit: string, lowerIsBetter: boolean): string {
+  const met = lowerIsBetter ? value < goal : value >= goal;
+  return `| ${name} | ${lowerIsBetter ? '<' : '≥'} ${fmt(goal, unit === '%' ? 0 : 0)}${unit} | ${fmt(value, unit === '%' ? 0 : 1)}${unit} | ${met ? 'met' : '**missed**'} |`;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const loadAtStart = loadAverage();
+  const logDir = mkdtempSync(join(tmpdir(), 'vanish-bench-logs-'));
+  const dataDir = mkdtempSync(join(tmpdir(), 'vanish-bench-data-'));
+  log(`logs of the services under test: ${logDir}`);
+  const scenarios: Scenario[] = [];
+  let hopRss: number | undefined;
+  let full: FullTopology | undefined;
+  try {
+    const stick = await yardstick(logDir);
+    scenarios.push(stick);
+    const hop = await gatewayHop(logDir, dataDir);
+    scenarios.push(hop.result);
+    hopRss = hop.rss;
+    if (process.env.BENCH_SKIP_FULL !== '1') {
+      full = await fullTopology(logDir, dataDir);
+      scenarios.push(...full.results);
+    }
+  } catch (error) {
+    log(`FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    for (const child of children) log(`--- ${child.name} log tail ---\n${tail(child.logFile, 15)}`);
+    process.exitCode = 1;
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  if (scenarios.length === 0) return;
+  const yard = scenarios[0].requestsPerSecond;
+  for (const s of scenarios) s.ratio = s.requestsPerSecond / yard;
+  const minutes = (Date.now() - started) / 60_000;
+
+  const table = [
+    '| scenario | requests/s | p50 ms | p99 ms | errors | ratio to yardstick |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...scenarios.map((s) => `| ${s.scenario} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${s.errors} | ${fmt((s.ratio ?? 0) * 100)}% |`),
+  ];
+  const lines: string[] = [];
+  lines.push(`Generated by \`npm run bench\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC in ${fmt(minutes, 1)} minutes.`);
+  lines.push('');
+  lines.push(`- Machine: ${machine()}.`);
+  lines.push(`- 1-minute load average of the machine: ${loadAtStart} at the start, ${loadAverage()} at the end (2 cores; above ~1 means other work was competing with the run).`);
+  lines.push(`- Load: autocannon, ${CONNECTIONS} connections, ${DURATION} s per scenario after a ${WARMUP} s warm-up, on the same machine as the services.`);
+  lines.push(`- Services: separate \`node services/<name>/dist/main.js\` processes, LOG_LEVEL=${LOG_LEVEL}; MariaDB, Redis and RabbitMQ are the machine's own servers; limits raised to ${HIGH_LIMIT} per hour.`);
+  lines.push('');
+  lines.push(...table);
+  lines.push('');
+  if (full) {
+    lines.push(`Event lag, note creation answered → stats counter updated (polled every 20 ms, under the create load): ` +
+      `p50 ${fmt(full.lag.p50)} ms, p99 ${fmt(full.lag.p99)} ms over ${full.lag.events} creations` +
+      `${full.lag.missing ? `, **${full.lag.missing} not counted within 60 s**` : ''}.`);
+    lines.push('');
+    lines.push(`RSS at the end of the run: ${Object.entries(full.rss).map(([name, mb]) => `${name} ${mb === undefined ? 'n/a' : `${fmt(mb)} MB`}`).join(', ')}` +
+      `${hopRss !== undefined ? ` (the gateway of the hop scenario: ${fmt(hopRss)} MB)` : ''}.`);
+    lines.push('');
+    if (full.wrk) {
+      const auto = full.results[0];
+      lines.push(`Cross-check of the metadata read with wrk (\`wrk -t2 -c${CONNECTIONS} -d${DURATION}s --latency\`, one uuid): ` +
+        `${fmt(full.wrk.requestsPerSecond)} requests/s, p50 ${fmt(full.wrk.p50, 1)} ms, p99 ${fmt(full.wrk.p99, 1)} ms, ${full.wrk.errors} errors ` +
+        `(autocannon: ${fmt(auto.requestsPerSecond)} requests/s).`);
+    } else {
+      lines.push('wrk is not installed: no cross-check in this run.');
+    }
+    lines.push('');
+    const [read, create, stat] = full.results;
+    lines.push('| goal (issue 8 / issue 3) | target | measured | |');
+    lines.push('|---|---:|---:|---|');
+    lines.push(goalLine('gateway hop, share of the yardstick', (scenarios[1].ratio ?? 0) * 100, 45, '%', false));
+    lines.push(goalLine('metadata read, share of the yardstick', (read.ratio ?? 0) * 100, 35, '%', false));
+    lines.push(goalLine('create, share of the yardstick', (create.ratio ?? 0) * 100, 25, '%', false));
+    lines.push(goalLine('stats, share of the yardstick', (stat.ratio ?? 0) * 100, 38, '%', false));
+    for (const r of full.results) lines.push(goalLine(`p99 ${r.scenario.split(' (')[0]}`, r.p99, 50, ' ms', true));
+    lines.push(goalLine('event lag p99', full.lag.p99, 1000, ' ms', true));
+    for (const [name, mb] of Object.entries(full.rss)) if (mb !== undefined) lines.push(goalLine(`RSS ${name}`, mb, 150, ' MB', true));
+    lines.push(`| errors in all scenarios | 0 | ${scenarios.reduce((a, s) => a + s.errors, 0)} | ${scenarios.every((s) => s.errors === 0) ? 'met' : '**missed**'} |`);
+  }
+  lines.push('');
+  lines.push('![throughput and latency per scenario](performance.svg)');
+
+  process.stdout.write(`\n${table.join('\n')}\n\n${lines.filter((l) => !l.startsWith('|')).join('\n')}\n`);
+  const doc = join(ROOT, 'docs', 'performance.md');
+  replaceSection(doc, 'bench', lines.join('\n'), '# Performance\n');
+  writeFileSync(join(ROOT, 'docs', 'performance.svg'), chartSvg(`vanish: npm run bench (${CONNECTIONS} connections)`, scenarios, yard));
+  log(`wrote docs/performance.md and docs/performance.svg; total ${fmt(minutes, 1)} minutes`);
+}
+
+main().catch((error: unknown) => {
+  log(`FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  process.exit(1);
+});
