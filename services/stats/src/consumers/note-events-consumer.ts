@@ -1,6 +1,6 @@
 import { PermanentMessageFailure, type Clock, type IncomingMessage, type Logger, type MessageConsumer, type Subscription } from '@vanish/common';
 import { InvalidNoteEventError, effectOf, eventIdDigest, parseNoteEvent } from '../domain/note-event-effects';
-import type { StatsStore } from '../domain/stats-store';
+import type { CounterDelta, StatsStore } from '../domain/stats-store';
 import type { StatsMetrics } from '../stats-metrics';
 
 export const NOTE_EVENTS_QUEUE = 'stats.note-events';
@@ -24,7 +24,9 @@ export interface NoteEventsConsumerOptions {
  */
 export class NoteEventsConsumer {
   private subscription: Subscription | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
+  private pending: Array<{ eventIdDigest: string; delta: CounterDelta; resolve(counted: boolean): void; reject(err: unknown): void }> = [];
+  private flushing: Promise<void> | undefined;
+  private readonly maxBatch = 100;
   private readonly logger: Logger;
 
   constructor(private readonly options: NoteEventsConsumerOptions) {
@@ -51,7 +53,7 @@ export class NoteEventsConsumer {
   }
 
   async handle(message: IncomingMessage): Promise<void> {
-    const { metrics, store, clock } = this.options;
+    const { metrics, clock } = this.options;
     let event;
     try {
       event = parseNoteEvent(message.body);
@@ -62,16 +64,34 @@ export class NoteEventsConsumer {
       throw new PermanentMessageFailure(`malformed note event: ${err.message}`);
     }
     const found = event;
-    // One update at a time per process: the counter rows are hot, and waiting in line beats deadlocks.
-    const counted = await this.serially(() => store.applyOnce(eventIdDigest(found.id), effectOf(found), clock.now().getTime()));
+    const counted = await this.apply(eventIdDigest(found.id), effectOf(found));
     metrics.consumed(found.event, counted ? 'counted' : 'duplicate');
     if (counted) metrics.lag((clock.now().getTime() - Date.parse(found.timestamp)) / 1000);
     else this.logger.debug('duplicate event ignored', { event: found.event, attempt: message.attempt });
   }
 
-  private serially<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(work, work);
-    this.queue = run.catch(() => undefined);
-    return run;
+  /**
+   * One transaction at a time per process (the counter rows are hot; waiting in line beats
+   * deadlocks), and everything that arrived meanwhile goes into the next one: under load a burst
+   * of events costs one commit, not one each. Each message is acked only after its batch committed.
+   */
+  private apply(digest: string, delta: CounterDelta): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.pending.push({ eventIdDigest: digest, delta, resolve, reject });
+      if (!this.flushing) this.flushing = this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, this.maxBatch);
+      try {
+        const results = await this.options.store.applyBatch(batch, this.options.clock.now().getTime());
+        batch.forEach((item, index) => item.resolve(results[index]));
+      } catch (err) {
+        for (const item of batch) item.reject(err);
+      }
+    }
+    this.flushing = undefined;
   }
 }

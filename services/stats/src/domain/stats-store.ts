@@ -45,6 +45,11 @@ export interface StatsStore {
    * nothing) when the id was seen before: redelivered events count once.
    */
   applyOnce(eventIdDigest: string, delta: CounterDelta, seenAt: number): Promise<boolean>;
+  /**
+   * The same for several events in one transaction (one commit for a burst of events); returns,
+   * per item, whether it counted. An id repeated inside the batch counts once.
+   */
+  applyBatch(items: ReadonlyArray<{ eventIdDigest: string; delta: CounterDelta }>, seenAt: number): Promise<boolean[]>;
   counters(): Promise<Counters>;
   /** Creations in the minutes [fromMinute, toMinute], both included. */
   createdBetween(fromMinute: number, toMinute: number): Promise<number>;

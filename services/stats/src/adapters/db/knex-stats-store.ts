@@ -27,27 +27,53 @@ const num = (value: unknown): number => (value === null || value === undefined ?
 export class KnexStatsStore implements StatsStore {
   constructor(private readonly knex: Knex) {}
 
-  applyOnce(eventIdDigest: string, delta: CounterDelta, seenAt: number): Promise<boolean> {
+  async applyOnce(eventIdDigest: string, delta: CounterDelta, seenAt: number): Promise<boolean> {
+    const [counted] = await this.applyBatch([{ eventIdDigest, delta }], seenAt);
+    return counted;
+  }
+
+  applyBatch(items: ReadonlyArray<{ eventIdDigest: string; delta: CounterDelta }>, seenAt: number): Promise<boolean[]> {
+    if (items.length === 0) return Promise.resolve([]);
     return withDatabase(() => this.knex.transaction(async (trx) => {
-      const seen = await trx('stats_seen_events').where({ id_digest: eventIdDigest }).first('id_digest');
-      if (seen) return false;
-      // A concurrent duplicate (another replica) fails here on the primary key and is retried: it then sees the id.
-      await trx('stats_seen_events').insert({ id_digest: eventIdDigest, seen_at: seenAt });
+      const digests = [...new Set(items.map((i) => i.eventIdDigest))];
+      const seenRows: Array<{ id_digest: string }> = await trx('stats_seen_events').whereIn('id_digest', digests).select('id_digest');
+      const seen = new Set(seenRows.map((r) => r.id_digest));
+      const counted = items.map((item) => {
+        if (seen.has(item.eventIdDigest)) return false;
+        seen.add(item.eventIdDigest);
+        return true;
+      });
+      const fresh = items.filter((_, index) => counted[index]);
+      if (fresh.length === 0) return counted;
+      // A concurrent duplicate (another replica) fails here on the primary key; the broker retries
+      // the batch's messages and they then see the id.
+      await trx('stats_seen_events').insert(fresh.map((i) => ({ id_digest: i.eventIdDigest, seen_at: seenAt })));
+      const totals = { created: 0, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0 } as Counters;
+      const minutes = new Map<number, number>();
+      for (const { delta } of fresh) {
+        for (const key of Object.keys(totals) as Array<keyof Counters>) totals[key] += delta[key];
+        if (delta.created > 0 && delta.createdMinute !== undefined) {
+          minutes.set(delta.createdMinute, (minutes.get(delta.createdMinute) ?? 0) + delta.created);
+        }
+      }
       for (const key of Object.keys(COUNTER_NAMES) as Array<keyof Counters>) {
-        const by = delta[key];
-        if (by !== 0) await trx('stats_counters').where({ name: COUNTER_NAMES[key] }).increment('value', by);
+        if (totals[key] !== 0) await trx('stats_counters').where({ name: COUNTER_NAMES[key] }).increment('value', totals[key]);
       }
-      if (delta.created > 0 && delta.createdMinute !== undefined) {
+      const hours = new Map<number, number>();
+      for (const [minute, n] of [...minutes].sort((a, b) => a[0] - b[0])) {
+        hours.set(Math.floor(minute / 60), (hours.get(Math.floor(minute / 60)) ?? 0) + n);
         await trx('stats_created_minutes')
-          .insert({ minute: delta.createdMinute, created: delta.created })
+          .insert({ minute, created: n })
           .onConflict('minute')
-          .merge({ created: trx.raw('?? + ?', ['stats_created_minutes.created', delta.created]) });
-        await trx('stats_created_hours')
-          .insert({ hour: Math.floor(delta.createdMinute / 60), created: delta.created })
-          .onConflict('hour')
-          .merge({ created: trx.raw('?? + ?', ['stats_created_hours.created', delta.created]) });
+          .merge({ created: trx.raw('?? + ?', ['stats_created_minutes.created', n]) });
       }
-      return true;
+      for (const [hour, n] of hours) {
+        await trx('stats_created_hours')
+          .insert({ hour, created: n })
+          .onConflict('hour')
+          .merge({ created: trx.raw('?? + ?', ['stats_created_hours.created', n]) });
+      }
+      return counted;
     }));
   }
 

@@ -23,6 +23,13 @@ export class FakeStatsStore implements StatsStore {
     return true;
   }
 
+  async applyBatch(items: ReadonlyArray<{ eventIdDigest: string; delta: CounterDelta }>, seenAt: number): Promise<boolean[]> {
+    this.check();
+    const results: boolean[] = [];
+    for (const item of items) results.push(await this.applyOnce(item.eventIdDigest, item.delta, seenAt));
+    return results;
+  }
+
   async counters(): Promise<Counters> {
     this.check();
     return { ...this.totals };

@@ -1,0 +1,52 @@
+import { ManualClock } from '@vanish/common';
+import { FakeStatsStore } from '../adapters/fakes/fake-stats-store';
+import { effectOf, eventIdDigest, parseNoteEvent } from './note-event-effects';
+import { StatsService, successRate } from './stats-service';
+
+const event = (id: string, kind: string, timestamp: string, data: Record<string, unknown> = {}) =>
+  parseNoteEvent(JSON.stringify({ id, event: kind, version: 1, timestamp, data: { note_id: 'r', ...data } }));
+
+describe('StatsService', () => {
+  it('when no note has ended, then success_rate is 100', () => {
+    expect(successRate(0, 0)).toBe(100);
+  });
+
+  it('when 2 of 3 ended notes were read, then success_rate is 66.67 (two decimals)', () => {
+    expect(successRate(3, 2)).toBe(66.67);
+    expect(successRate(8, 1)).toBe(12.5);
+  });
+
+  it('when notes were created across days, then the 24h/7d/30d windows count them to the minute', async () => {
+    const clock = new ManualClock(new Date('2026-03-31T12:00:30Z'));
+    const store = new FakeStatsStore();
+    const stamps = [
+      '2026-03-31T12:00:10Z', // now
+      '2026-03-30T12:01:00Z', // 23h59m ago: inside 24h
+      '2026-03-30T12:00:00Z', // exactly 24h before the current minute: outside 24h, inside 7d
+      '2026-03-25T00:00:00Z', // inside 7d
+      '2026-03-24T12:00:00Z', // 7d before the current minute: outside 7d, inside 30d
+      '2026-03-01T12:01:00Z', // inside 30d
+      '2026-02-28T00:00:00Z', // outside 30d
+    ];
+    for (const [i, ts] of stamps.entries()) {
+      await store.applyOnce(eventIdDigest(`c${i}`), effectOf(event(`c${i}`, 'note.created', ts)), 0);
+    }
+    await store.applyOnce(eventIdDigest('d1'), effectOf(event('d1', 'note.destroyed', '2026-03-31T12:00:00Z', { reason: 'views', was_read: true })), 0);
+    await store.applyOnce(eventIdDigest('d2'), effectOf(event('d2', 'note.expired', '2026-03-31T12:00:00Z', { reason: 'time', was_read: false })), 0);
+    const stats = await new StatsService({ store, clock, heartbeatIntervalMs: 10_000 }).statistics();
+    expect(stats).toMatchObject({
+      total_notes_created: 7, active_notes: 5, destroyed_notes: 2, success_rate: 50,
+      notes_24h: 2, notes_7d: 4, notes_30d: 6, generated_at: '2026-03-31 12:00:30',
+    });
+  });
+
+  it('when a heartbeat is older than three periods, then health_status reports the component down', async () => {
+    const clock = new ManualClock(new Date('2026-03-31T12:00:00Z'));
+    const store = new FakeStatsStore();
+    const service = new StatsService({ store, clock, heartbeatIntervalMs: 1_000 });
+    await store.recordHeartbeat({ service: 'notes', instance: 'a', components: { database: 'healthy', encryption: 'available' }, observedAt: clock.now().getTime() });
+    expect((await service.statistics()).health_status.database).toBe('healthy');
+    clock.advance(3_001);
+    expect((await service.statistics()).health_status).toMatchObject({ database: 'unhealthy', encryption: 'unavailable' });
+  });
+});
