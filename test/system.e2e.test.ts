@@ -71,7 +71,7 @@ describe('the four services as separate processes on MariaDB, RabbitMQ and Redis
       });
 
     await start('notes', { DATABASE_URL: notesDb.url, MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey() });
-    await start('stats', { DATABASE_URL: statsDb.url, STATS_QUEUE_PREFIX: tag });
+    await start('stats', { DATABASE_URL: statsDb.url, AMQP_QUEUE_PREFIX: `${tag}.` });
     await start('mailer', { DATABASE_URL: mailerDb.url, SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands` });
     await start('gateway', {
       NOTES_URL: `http://127.0.0.1:${ports.notes[0]}`,

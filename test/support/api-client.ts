@@ -34,7 +34,7 @@ export function testKey(id?: string): string {
 /** Variables a test process must not inherit from the shell or CI that runs it (DECISIONS 10 and friends). */
 export const CLEARED_ENV: Record<string, undefined> = Object.fromEntries(
   [
-    'NODE_ENV', 'PORT', 'ADMIN_PORT', 'DATA_DIR', 'PUBLIC_BASE_URL', 'DATABASE_URL', 'REDIS_URL', 'AMQP_URL', 'AMQP_EXCHANGE',
+    'NODE_ENV', 'PORT', 'ADMIN_PORT', 'DATA_DIR', 'PUBLIC_BASE_URL', 'DATABASE_URL', 'REDIS_URL', 'AMQP_URL', 'AMQP_EXCHANGE', 'AMQP_QUEUE_PREFIX', 'MAIL_QUEUE',
     'SMTP_URL', 'MAIL_FROM', 'MASTER_KEYS', 'LOOKUP_KEY', 'MAIL_KEYS', 'MASTER_KEYS_FILE', 'LOOKUP_KEY_FILE', 'MAIL_KEYS_FILE',
     'CORS_ORIGINS', 'TRUST_PROXY', 'REQUIRE_HTTPS', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'NOTES_URL', 'STATS_URL', 'MAILER_URL',
     'NOTES_DATABASE_URL', 'STATS_DATABASE_URL', 'MAILER_DATABASE_URL', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT',

@@ -1,5 +1,7 @@
 import { createGatewayService, loadGatewayConfig } from '@vanish/gateway';
 import { createMailerService, loadMailerConfig } from '@vanish/mailer';
+import { createNotesService, loadNotesConfig } from '@vanish/notes';
+import { createStatsService, loadStatsConfig } from '@vanish/stats';
 import type { ServiceModule } from './assemble';
 
 /**
@@ -7,6 +9,18 @@ import type { ServiceModule } from './assemble';
  * environment the all-in-one hands it, then `createXService(config, { bus, logger })`.
  */
 export const SERVICE_MODULES: readonly ServiceModule[] = [
+  {
+    name: 'notes',
+    async create(env, { bus, logger }) {
+      return createNotesService(loadNotesConfig(env), { bus, logger });
+    },
+  },
+  {
+    name: 'stats',
+    async create(env, { bus, logger }) {
+      return createStatsService(loadStatsConfig(env), { bus, logger });
+    },
+  },
   {
     name: 'mailer',
     async create(env, { bus, logger }) {
