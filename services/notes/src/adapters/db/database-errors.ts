@@ -1,12 +1,27 @@
 import { AppError, ServiceUnavailableError } from '@vanish/common';
 import { isDatabaseUnavailable } from './configure-knex';
 
-/** Runs one database call; "database unreachable" becomes ServiceUnavailableError (503). */
-export async function withDatabase<T>(call: () => Promise<T>): Promise<T> {
+/** Default bound on one store operation: a stalled database answers 503 instead of hanging. */
+export const DEFAULT_OPERATION_TIMEOUT_MS = 10_000;
+
+/**
+ * Runs one database call; "database unreachable" becomes ServiceUnavailableError (503), and so
+ * does a call that has not answered within `timeoutMs` (a stalled connection). A call that times
+ * out may still complete later: like any lost commit acknowledgement, the client cannot tell.
+ */
+export async function withDatabase<T>(call: () => Promise<T>, timeoutMs?: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    return await call();
+    const operation = call();
+    if (!timeoutMs) return await operation;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ServiceUnavailableError('Database did not answer in time')), timeoutMs);
+    });
+    return await Promise.race([operation, deadline]);
   } catch (err) {
     throw translateDatabaseError(err);
+  } finally {
+    if (timer) clearTimeout(timer);
   }
 }
 
@@ -19,4 +34,9 @@ export function translateDatabaseError(err: unknown): unknown {
 export function isDeadlock(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'ER_LOCK_DEADLOCK' || code === 'SQLITE_BUSY';
+}
+
+export interface KnexStoreOptions {
+  /** Bound on each operation (a whole transaction counts as one); default 10 s. 0 disables. */
+  operationTimeoutMs?: number;
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { systemClock, type Clock, type ExpiryType, type OutgoingMessage } from '@vanish/common';
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
-import { isDeadlock, translateDatabaseError, withDatabase } from './database-errors';
+import { DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions } from './database-errors';
 
 interface NoteRow {
   lookup: string;
@@ -30,13 +30,17 @@ const TRANSACTION_ATTEMPTS = 3;
  * DELETE, so ciphertext and sealed e-mail leave with the row.
  */
 export class KnexNoteStore implements NoteStore {
-  constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock) {}
+  private readonly timeoutMs: number;
+
+  constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexStoreOptions = {}) {
+    this.timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
+  }
 
   findActive(lookup: string, now: Date): Promise<NoteRecord | null> {
     return withDatabase(async () => {
       const row = await this.knex<NoteRow>('notes').where({ lookup }).andWhere('expires_at', '>', now.getTime()).first();
       return row ? toRecord(row) : null;
-    });
+    }, this.timeoutMs);
   }
 
   findExpired(now: Date, limit: number): Promise<ExpiredNote[]> {
@@ -47,24 +51,27 @@ export class KnexNoteStore implements NoteStore {
         .orderBy('expires_at')
         .limit(limit);
       return rows.map((row) => ({ lookup: row.lookup, expiryType: row.expiry_type as ExpiryType }));
-    });
+    }, this.timeoutMs);
   }
 
-  async transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.knex.transaction((trx) => work(new KnexNoteTransaction(trx, this.clock)));
-      } catch (err) {
-        // The whole transaction rolled back, so running it again is safe.
-        if (isDeadlock(err) && attempt < TRANSACTION_ATTEMPTS) continue;
-        throw translateDatabaseError(err);
+  transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T> {
+    return withDatabase(async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await this.knex.transaction((trx) => work(new KnexNoteTransaction(trx, this.clock)));
+        } catch (err) {
+          // The whole transaction rolled back, so running it again is safe.
+          if (isDeadlock(err) && attempt < TRANSACTION_ATTEMPTS) continue;
+          throw translateDatabaseError(err);
+        }
       }
-    }
+    }, this.timeoutMs);
   }
 
+  /** True when the database answers `select 1` within the operation timeout (at most 5 s). */
   async ping(): Promise<boolean> {
     try {
-      await this.knex.raw('select 1');
+      await withDatabase(() => this.knex.raw('select 1'), Math.min(this.timeoutMs || 5000, 5000));
       return true;
     } catch {
       return false;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { systemClock, type Clock, type OutboxRow, type OutboxStore } from '@vanish/common';
-import { withDatabase } from './database-errors';
+import { DEFAULT_OPERATION_TIMEOUT_MS, withDatabase, type KnexStoreOptions } from './database-errors';
 
 interface OutboxDbRow {
   seq: number | string;
@@ -17,7 +17,11 @@ interface OutboxDbRow {
  * row at the same time; a crashed relay's rows become claimable again when its lease runs out.
  */
 export class KnexOutboxStore implements OutboxStore {
-  constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock) {}
+  private readonly timeoutMs: number;
+
+  constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexStoreOptions = {}) {
+    this.timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
+  }
 
   claim(limit: number, leaseMs: number): Promise<OutboxRow[]> {
     return withDatabase(async () => {
@@ -35,14 +39,14 @@ export class KnexOutboxStore implements OutboxStore {
         .where({ claim_token: token })
         .orderBy('seq');
       return rows.map((row) => ({ seq: Number(row.seq), id: row.id, routingKey: row.routing_key, body: row.body }));
-    });
+    }, this.timeoutMs);
   }
 
   markPublished(seqs: readonly number[]): Promise<void> {
     return withDatabase(async () => {
       if (seqs.length === 0) return;
       await this.knex('outbox').whereIn('seq', [...seqs]).delete();
-    });
+    }, this.timeoutMs);
   }
 
   backlog(): Promise<{ count: number; oldestAgeSeconds: number }> {
@@ -52,6 +56,6 @@ export class KnexOutboxStore implements OutboxStore {
       const oldest = row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
       const oldestAgeSeconds = oldest === null ? 0 : Math.max(0, (this.clock.now().getTime() - oldest) / 1000);
       return { count, oldestAgeSeconds };
-    });
+    }, this.timeoutMs);
   }
 }
