@@ -2,7 +2,7 @@ import { AppError, ServiceUnavailableError } from '@vanish/common';
 import { isDatabaseUnavailable } from './configure-knex';
 
 /** Default bound on one store operation: a stalled database answers 503 instead of hanging. */
-export const DEFAULT_OPERATION_TIMEOUT_MS = 10_000;
+export const DEFAULT_OPERATION_TIMEOUT_MS = 3_000;
 
 /**
  * Runs one database call; "database unreachable" becomes ServiceUnavailableError (503), and so
@@ -37,6 +37,6 @@ export function isDeadlock(err: unknown): boolean {
 }
 
 export interface KnexStoreOptions {
-  /** Bound on each operation (a whole transaction counts as one); default 10 s. 0 disables. */
+  /** Bound on each operation (a whole transaction counts as one); default 3 s. 0 disables. */
   operationTimeoutMs?: number;
 }
