@@ -7,24 +7,20 @@
 // and a wrk cross-check of the metadata read. Writes docs/performance.md (the generated section) and
 // docs/performance.svg. Env: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn),
 // MARIADB_URL (mysql://root@127.0.0.1:3306), REDIS_URL, AMQP_URL (without vhost), BENCH_SKIP_FULL=1.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
 import {
   ROOT, chartSvg, fmt, freePort, loadAverage, log, machine, percentile, randomKey, randomSuffix, replaceSection, rssMb,
   runAutocannon, runWrk, sleep, startNode, tail, waitReady, type Child, type LoadResult, type WrkResult,
 } from './bench-lib';
+import { HIGH_LIMIT, seedNotes, startTopology } from './bench-topology';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
-const MARIADB_URL = (process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306').replace(/\/+$/, '');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const AMQP_BASE = (process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
-const HIGH_LIMIT = '1000000';
 
 const YARDSTICK_JS = `
 const express = require('express');
@@ -56,11 +52,6 @@ async function warmAndMeasure(options: Parameters<typeof runAutocannon>[0]): Pro
   const result = await runAutocannon(options);
   log(`  ${fmt(result.requestsPerSecond)} req/s, p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms, errors ${result.errors}`);
   return result;
-}
-
-function rabbitmqctl(...args: string[]): void {
-  const run = spawnSync('rabbitmqctl', args, { encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`rabbitmqctl ${args.join(' ')} failed: ${run.stderr || run.stdout}`);
 }
 
 async function yardstick(logDir: string): Promise<LoadResult> {
@@ -108,63 +99,13 @@ interface FullTopology {
 }
 
 async function fullTopology(logDir: string, dataDir: string): Promise<FullTopology> {
-  const suffix = randomSuffix();
-  const databases = { notes: `vanish_bench_notes_${suffix}`, stats: `vanish_bench_stats_${suffix}`, mailer: `vanish_bench_mailer_${suffix}` };
-  const admin = await mysql.createConnection(MARIADB_URL);
-  for (const name of Object.values(databases)) await admin.query(`CREATE DATABASE \`${name}\``);
-  cleanups.push(async () => {
-    for (const name of Object.values(databases)) await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
-    await admin.end();
-  });
-  const vhost = `vanish-bench-${suffix}`;
-  rabbitmqctl('add_vhost', vhost);
-  cleanups.push(async () => rabbitmqctl('delete_vhost', vhost));
-  rabbitmqctl('set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*');
-  const amqpUrl = `${AMQP_BASE}/${encodeURIComponent(vhost)}`;
-
-  const ports = {
-    gateway: [await freePort(), await freePort()], notes: [await freePort(), await freePort()],
-    stats: [await freePort(), await freePort()], mailer: [await freePort(), await freePort()],
-  };
-  const baseUrl = `http://127.0.0.1:${ports.gateway[0]}`;
-  const mailKeys = `m1:${randomKey()}`;
-  const common = { DATA_DIR: dataDir, LOG_LEVEL, AMQP_URL: amqpUrl, PUBLIC_BASE_URL: baseUrl, HEARTBEAT_INTERVAL_MS: '2000' };
-  const dbUrl = (name: string): string => `${MARIADB_URL}/${name}`;
-  const notes = startNode('notes', [join(ROOT, 'services/notes/dist/main.js')], {
-    ...common, PORT: String(ports.notes[0]), ADMIN_PORT: String(ports.notes[1]), DATABASE_URL: dbUrl(databases.notes),
-    MASTER_KEYS: `k1:${randomKey()}`, LOOKUP_KEY: randomKey(), MAIL_KEYS: mailKeys,
-  }, logDir);
-  const stats = startNode('stats', [join(ROOT, 'services/stats/dist/main.js')], {
-    ...common, PORT: String(ports.stats[0]), ADMIN_PORT: String(ports.stats[1]), DATABASE_URL: dbUrl(databases.stats),
-  }, logDir);
-  const mailer = startNode('mailer', [join(ROOT, 'services/mailer/dist/main.js')], {
-    ...common, PORT: String(ports.mailer[0]), ADMIN_PORT: String(ports.mailer[1]), DATABASE_URL: dbUrl(databases.mailer),
-    MAIL_KEYS: mailKeys,
-  }, logDir);
-  children.push(notes, stats, mailer);
-  const gateway = startNode('gateway', [join(ROOT, 'services/gateway/dist/main.js')], {
-    ...common, PORT: String(ports.gateway[0]), ADMIN_PORT: String(ports.gateway[1]), LIMITER_KEY: randomKey(),
-    NOTES_URL: `http://127.0.0.1:${ports.notes[0]}`, STATS_URL: `http://127.0.0.1:${ports.stats[0]}`,
-    MAILER_URL: `http://127.0.0.1:${ports.mailer[0]}`,
-    REDIS_URL, RATE_LIMIT_KEY_PREFIX: `vanish-bench-${suffix}`,
-    RATE_LIMIT_CREATE_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_VIEW_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_STATS_PER_HOUR: HIGH_LIMIT,
-  }, logDir);
-  children.push(gateway);
-  for (const [child, adminPort] of [[notes, ports.notes[1]], [stats, ports.stats[1]], [mailer, ports.mailer[1]], [gateway, ports.gateway[1]]] as const) {
-    await waitReady(child, `http://127.0.0.1:${adminPort}/readyz`);
-  }
+  const topology = await startTopology({ logDir, dataDir, logLevel: LOG_LEVEL, children, cleanups });
+  const { baseUrl, ports } = topology;
+  const { gateway, notes, stats, mailer } = topology.services;
   log('full topology ready');
 
   // Notes for the metadata read: 24-hour time notes, so reads never end them.
-  const uuids: string[] = [];
-  for (let i = 0; i < 200; i += 1) {
-    const res = await fetch(`${baseUrl}/api/create.php`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ content: `bench seed ${i}`, expiry_type: 'time', expiry_time: 24 }),
-    });
-    if (res.status !== 200) throw new Error(`seeding a note answered ${res.status}: ${await res.text()}`);
-    uuids.push(((await res.json()) as { uuid: string }).uuid);
-  }
+  const uuids = await seedNotes(baseUrl, 200);
   const results: Scenario[] = [];
   results.push(await warmAndMeasure({
     scenario: 'metadata read (gateway → notes → MariaDB)', url: baseUrl,

@@ -1,0 +1,105 @@
+// The full topology for the benchmarks: gateway, notes, stats and mailer as separate processes on the
+// machine's MariaDB (a database per service, created for the run and dropped after), Redis (a key prefix
+// per run) and RabbitMQ (a vhost per run, deleted after), limits raised.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+import { ROOT, freePort, randomKey, randomSuffix, startNode, waitReady, type Child } from './bench-lib';
+
+export const HIGH_LIMIT = '1000000';
+export const MARIADB_URL = (process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306').replace(/\/+$/, '');
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const AMQP_BASE = (process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
+
+type ServiceName = 'gateway' | 'notes' | 'stats' | 'mailer';
+
+export interface Topology {
+  baseUrl: string;
+  ports: Record<ServiceName, [number, number]>;
+  services: Record<ServiceName, Child>;
+  databases: Record<Exclude<ServiceName, 'gateway'>, string>;
+}
+
+function rabbitmqctl(...args: string[]): void {
+  const run = spawnSync('rabbitmqctl', args, { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`rabbitmqctl ${args.join(' ')} failed: ${run.stderr || run.stdout}`);
+}
+
+/**
+ * Starts the four services and waits for each /readyz. Started children and cleanups are appended to the
+ * caller's lists, so that the caller stops and cleans up even when a later step fails.
+ * BENCH_CPU_PROF=1 starts them with `node --cpu-prof` (profiles in the log directory, written at exit).
+ */
+export async function startTopology(options: {
+  logDir: string;
+  dataDir: string;
+  logLevel: string;
+  children: Child[];
+  cleanups: (() => Promise<void>)[];
+}): Promise<Topology> {
+  const { logDir, dataDir, logLevel, children, cleanups } = options;
+  const suffix = randomSuffix();
+  const databases = { notes: `vanish_bench_notes_${suffix}`, stats: `vanish_bench_stats_${suffix}`, mailer: `vanish_bench_mailer_${suffix}` };
+  const admin = await mysql.createConnection(MARIADB_URL);
+  cleanups.push(async () => {
+    for (const name of Object.values(databases)) await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+    await admin.end();
+  });
+  for (const name of Object.values(databases)) await admin.query(`CREATE DATABASE \`${name}\``);
+  const vhost = `vanish-bench-${suffix}`;
+  rabbitmqctl('add_vhost', vhost);
+  cleanups.push(async () => rabbitmqctl('delete_vhost', vhost));
+  rabbitmqctl('set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*');
+  const amqpUrl = `${AMQP_BASE}/${encodeURIComponent(vhost)}`;
+
+  const ports: Topology['ports'] = {
+    gateway: [await freePort(), await freePort()], notes: [await freePort(), await freePort()],
+    stats: [await freePort(), await freePort()], mailer: [await freePort(), await freePort()],
+  };
+  const baseUrl = `http://127.0.0.1:${ports.gateway[0]}`;
+  const mailKeys = `m1:${randomKey()}`;
+  const common = { DATA_DIR: dataDir, LOG_LEVEL: logLevel, AMQP_URL: amqpUrl, PUBLIC_BASE_URL: baseUrl, HEARTBEAT_INTERVAL_MS: '2000' };
+  const dbUrl = (name: string): string => `${MARIADB_URL}/${name}`;
+  const profile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${logDir}`] : [];
+  const main = (name: ServiceName): string[] => [...profile, join(ROOT, `services/${name}/dist/main.js`)];
+  const listen = (name: ServiceName) => ({ PORT: String(ports[name][0]), ADMIN_PORT: String(ports[name][1]) });
+
+  const notes = startNode('notes', main('notes'), {
+    ...common, ...listen('notes'), DATABASE_URL: dbUrl(databases.notes),
+    MASTER_KEYS: `k1:${randomKey()}`, LOOKUP_KEY: randomKey(), MAIL_KEYS: mailKeys,
+  }, logDir);
+  children.push(notes);
+  const stats = startNode('stats', main('stats'), { ...common, ...listen('stats'), DATABASE_URL: dbUrl(databases.stats) }, logDir);
+  children.push(stats);
+  const mailer = startNode('mailer', main('mailer'), {
+    ...common, ...listen('mailer'), DATABASE_URL: dbUrl(databases.mailer), MAIL_KEYS: mailKeys,
+  }, logDir);
+  children.push(mailer);
+  const gateway = startNode('gateway', main('gateway'), {
+    ...common, ...listen('gateway'), LIMITER_KEY: randomKey(),
+    NOTES_URL: `http://127.0.0.1:${ports.notes[0]}`, STATS_URL: `http://127.0.0.1:${ports.stats[0]}`,
+    MAILER_URL: `http://127.0.0.1:${ports.mailer[0]}`,
+    REDIS_URL, RATE_LIMIT_KEY_PREFIX: `vanish-bench-${suffix}`,
+    RATE_LIMIT_CREATE_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_VIEW_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_STATS_PER_HOUR: HIGH_LIMIT,
+  }, logDir);
+  children.push(gateway);
+  const services = { gateway, notes, stats, mailer };
+  for (const name of ['notes', 'stats', 'mailer', 'gateway'] as const) {
+    await waitReady(services[name], `http://127.0.0.1:${ports[name][1]}/readyz`);
+  }
+  return { baseUrl, ports, services, databases };
+}
+
+/** Creates `count` 24-hour time notes through the gateway (reads never end them) and returns their uuids. */
+export async function seedNotes(baseUrl: string, count: number): Promise<string[]> {
+  const uuids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const res = await fetch(`${baseUrl}/api/create.php`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ content: `bench seed ${i}`, expiry_type: 'time', expiry_time: 24 }),
+    });
+    if (res.status !== 200) throw new Error(`seeding a note answered ${res.status}: ${await res.text()}`);
+    uuids.push(((await res.json()) as { uuid: string }).uuid);
+  }
+  return uuids;
+}
