@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@vanish/testkit/mariadb';
 import { freePort } from '@vanish/testkit/net';
 import { runProcess, type RunningProcess } from '@vanish/testkit/process';
+import { deleteRabbitObjects } from '@vanish/testkit/rabbitmq';
 import { requireService } from '@vanish/testkit/services';
 import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
 import { callApi, CLEARED_ENV, testKey } from './support/api-client';
@@ -86,6 +87,7 @@ describe('the four services as separate processes on MariaDB, RabbitMQ and Redis
     for (const child of processes.reverse()) await child.stop();
     await sink?.close();
     for (const db of databases) await db.drop();
+    await deleteRabbitObjects(tag);
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
