@@ -27,11 +27,12 @@ export class UnsubscribeTokens {
     const parts = token.split('.');
     if (parts.length !== 3 || parts[0] !== VERSION) return undefined;
     const [, body, tag] = parts as [string, string, string];
-    const expected = this.tag(body);
-    const given = Buffer.from(tag, 'base64url');
+    // Compared as canonical text: base64 has spare bits, and a token must have exactly one spelling.
+    const expected = Buffer.from(this.tag(body).toString('base64url'));
+    const given = Buffer.from(tag);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     const hash = Buffer.from(body, 'base64url');
-    return hash.length === 32 ? hash.toString('hex') : undefined;
+    return hash.length === 32 && hash.toString('base64url') === body ? hash.toString('hex') : undefined;
   }
 
   private tag(body: string): Buffer {
