@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { bodyErrorToAppError, toAppError, type AppError } from '@vanish/common';
+import { applyAnswerHeaders } from './security-headers';
 
 /** How long, and how much, an unread request body is read and thrown away before an early answer. */
 const DRAIN_MAX_MS = 1000;
@@ -52,6 +53,7 @@ export function sendError(req: Request, res: Response, err: unknown): void {
 }
 
 function write(req: Request, res: Response, appError: AppError): void {
+  applyAnswerHeaders(req, res);
   for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
   res.status(appError.statusCode);
   if (res.locals.routeKind === 'page' && req.accepts(['json', 'html']) === 'html') {

@@ -1,0 +1,317 @@
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { startGateway, type RunningGateway } from './support/gateway-harness';
+import { send, type Answer } from './support/http-client';
+import { TestUpstream } from './support/test-upstream';
+
+const NOTE = '3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b';
+const json = { 'Content-Type': 'application/json' };
+
+function expectErrorShape(answer: Answer, status: number, code: string): void {
+  expect(answer.status).toBe(status);
+  expect(answer.headers['content-type']).toMatch(/^application\/json/);
+  expect(answer.json()).toEqual({ error: expect.any(String), code, details: { parameter: null, message: expect.any(String) } });
+}
+
+function expectBaseHeaders(answer: Answer): void {
+  expect(answer.headers['cache-control']).toBe('no-store');
+  expect(answer.headers['x-content-type-options']).toBe('nosniff');
+  expect(answer.headers['referrer-policy']).toBe('no-referrer');
+  expect(answer.headers['x-request-id']).toMatch(/^[A-Za-z0-9._:-]{8,128}$/);
+}
+
+function expectApiHeaders(answer: Answer): void {
+  expectBaseHeaders(answer);
+  expect(answer.headers['api-version']).toBe('1.2.0');
+}
+
+function expectPageHeaders(answer: Answer): void {
+  expectBaseHeaders(answer);
+  expect(answer.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+  expect(answer.headers['x-frame-options']).toBe('DENY');
+}
+
+/** A chunked body of `total` bytes, produced lazily (never held in memory at once). */
+function chunkedBody(total: number, chunkSize = 64 * 1024): Readable {
+  let sent = 0;
+  const chunk = Buffer.alloc(chunkSize, 0x61);
+  return new Readable({
+    read() {
+      if (sent >= total) {
+        this.push(null);
+        return;
+      }
+      const size = Math.min(chunkSize, total - sent);
+      sent += size;
+      this.push(size === chunkSize ? chunk : chunk.subarray(0, size));
+    },
+  });
+}
+
+describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream failures)', () => {
+  const notes = new TestUpstream('notes');
+  const stats = new TestUpstream('stats');
+  const mailer = new TestUpstream('mailer');
+  let gw: RunningGateway;
+
+  beforeAll(async () => {
+    await Promise.all([notes.start(), stats.start(), mailer.start()]);
+    gw = await startGateway({
+      NOTES_URL: notes.url,
+      STATS_URL: stats.url,
+      MAILER_URL: mailer.url,
+      UPSTREAM_TIMEOUT_MS: '700',
+      RATE_LIMIT_CREATE_PER_HOUR: '1000',
+      RATE_LIMIT_VIEW_PER_HOUR: '1000',
+      RATE_LIMIT_STATS_PER_HOUR: '1000',
+    });
+  });
+
+  afterAll(async () => {
+    await gw.stop();
+    await Promise.all([notes.stop(), stats.stop(), mailer.stop()]);
+  });
+
+  beforeEach(() => {
+    notes.mode = 'ok';
+    notes.seen.length = 0;
+  });
+
+  describe('routing', () => {
+    it.each([
+      ['POST', '/api/create.php', 'notes'],
+      ['GET', `/api/view/${NOTE}.php`, 'notes'],
+      ['GET', '/api/stats.php', 'stats'],
+      ['GET', '/api/openapi.json', 'notes'],
+      ['GET', '/', 'notes'],
+      ['POST', '/', 'notes'],
+      ['GET', `/${NOTE}`, 'notes'],
+      ['POST', `/${NOTE}`, 'notes'],
+      ['GET', '/assets/app.css', 'notes'],
+      ['GET', '/unsubscribe/some-token', 'mailer'],
+      ['POST', '/unsubscribe/some-token', 'mailer'],
+    ])('when %s %s, then it reaches %s', async (method, path, upstream) => {
+      const answer = await send(`${gw.url}${path}`, { method, headers: json, body: method === 'POST' ? '{"content":"x"}' : undefined });
+      expect(answer.status).toBe(200);
+      expect(answer.json().upstream).toBe(upstream);
+    });
+
+    it('when a request carries a sane X-Request-Id, then the upstream and the answer get the same id; otherwise one is made', async () => {
+      const kept = await send(`${gw.url}/api/openapi.json`, { headers: { 'X-Request-Id': 'abc-123-def-456' } });
+      expect(kept.headers['x-request-id']).toBe('abc-123-def-456');
+      expect(notes.seen.at(-1)?.headers['x-request-id']).toBe('abc-123-def-456');
+      const replaced = await send(`${gw.url}/api/openapi.json`, { headers: { 'X-Request-Id': 'bad id\twith spaces' } });
+      expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(notes.seen.at(-1)?.headers['x-request-id']).toBe(replaced.headers['x-request-id']);
+    });
+
+    it('when a client sends its own X-Forwarded-For, then the upstream sees only the address the gateway saw', async () => {
+      await send(`${gw.url}/api/openapi.json`, { headers: { 'X-Forwarded-For': '6.6.6.6' } });
+      expect(notes.seen.at(-1)?.headers['x-forwarded-for']).toBe('127.0.0.1');
+      expect(notes.seen.at(-1)?.headers['x-forwarded-proto']).toBe('http');
+    });
+  });
+
+  describe('answers of the gateway itself', () => {
+    it('when an /api path is unknown, then 404 NOT_FOUND in the error shape with the API headers', async () => {
+      for (const path of ['/api/delete.php', '/api', `/api/view/${NOTE}`]) {
+        const answer = await send(`${gw.url}${path}`);
+        expectErrorShape(answer, 404, 'NOT_FOUND');
+        expectApiHeaders(answer);
+      }
+      expect(notes.seen).toHaveLength(0);
+    });
+
+    it('when a method is not supported, then 405 METHOD_NOT_ALLOWED with Allow', async () => {
+      const answer = await send(`${gw.url}/api/create.php`, { method: 'GET' });
+      expectErrorShape(answer, 405, 'METHOD_NOT_ALLOWED');
+      expect(answer.headers.allow).toBe('POST, OPTIONS');
+      expectApiHeaders(answer);
+      const del = await send(`${gw.url}/api/view/${NOTE}.php`, { method: 'DELETE' });
+      expectErrorShape(del, 405, 'METHOD_NOT_ALLOWED');
+      expect(del.headers.allow).toBe('GET, HEAD, OPTIONS');
+      const page = await send(`${gw.url}/${NOTE}`, { method: 'PUT', headers: { Accept: 'application/json' } });
+      expectErrorShape(page, 405, 'METHOD_NOT_ALLOWED');
+      expectPageHeaders(page);
+      expect(notes.seen).toHaveLength(0);
+    });
+
+    it('when OPTIONS, then 204 with Allow and no body, never 405', async () => {
+      const answer = await send(`${gw.url}/api/stats.php`, { method: 'OPTIONS' });
+      expect(answer.status).toBe(204);
+      expect(answer.headers.allow).toBe('GET, HEAD, OPTIONS');
+      expect(answer.text).toBe('');
+      expectApiHeaders(answer);
+      expect((await send(`${gw.url}/`, { method: 'OPTIONS' })).headers.allow).toBe('GET, HEAD, POST, OPTIONS');
+    });
+
+    it('when CORS_ORIGINS is unset, then no CORS header is ever sent', async () => {
+      const answer = await send(`${gw.url}/api/stats.php`, { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' } });
+      expect(answer.headers['access-control-allow-origin']).toBeUndefined();
+    });
+
+    it('when a browser page asks for HTML, then gateway errors come as a small page with the page headers', async () => {
+      const answer = await send(`${gw.url}/a/b`, { headers: { Accept: 'text/html' } });
+      expect(answer.status).toBe(404);
+      expect(answer.headers['content-type']).toMatch(/^text\/html/);
+      expectPageHeaders(answer);
+    });
+  });
+
+  describe('answers relayed from upstreams', () => {
+    it('when an upstream answers, then DECISIONS 8 headers are enforced and its X-Powered-By is dropped', async () => {
+      const api = await send(`${gw.url}/api/stats.php`);
+      expectApiHeaders(api);
+      expect(api.headers['x-powered-by']).toBeUndefined();
+      expect(api.headers['ratelimit-limit']).toBe('1000');
+      const page = await send(`${gw.url}/${NOTE}`);
+      expectPageHeaders(page);
+      expect(page.headers['cache-control']).toBe('no-store');
+    });
+
+    it('when HEAD is sent where GET works, then it is relayed', async () => {
+      const answer = await send(`${gw.url}/api/view/${NOTE}.php`, { method: 'HEAD' });
+      expect(answer.status).toBe(200);
+      expect(notes.seen.at(-1)?.method).toBe('HEAD');
+    });
+
+    it('when an upstream answers a 5xx that is not our error shape, then it is replaced and no stack leaks', async () => {
+      notes.mode = 'html-500';
+      const answer = await send(`${gw.url}/api/view/${NOTE}.php`);
+      expectErrorShape(answer, 500, 'INTERNAL_ERROR');
+      expect(answer.text).not.toMatch(/secret\.js|TypeError/);
+      expectApiHeaders(answer);
+    });
+
+    it('when an upstream 5xx is in our shape with extra fields, then the shape passes and the extras do not', async () => {
+      notes.mode = 'stack-500';
+      const answer = await send(`${gw.url}/api/view/${NOTE}.php`);
+      expectErrorShape(answer, 500, 'INTERNAL_ERROR');
+      expect(answer.text).not.toMatch(/stack|secret/);
+      notes.mode = 'shaped-503';
+      const unavailable = await send(`${gw.url}/api/view/${NOTE}.php`);
+      expectErrorShape(unavailable, 503, 'SERVICE_UNAVAILABLE');
+      expect(unavailable.headers['retry-after']).toBe('7');
+    });
+
+    it('when the upstream does not answer in time, then 504 UPSTREAM_TIMEOUT within the timeout', async () => {
+      notes.mode = 'hang';
+      const started = Date.now();
+      const answer = await send(`${gw.url}/api/view/${NOTE}.php`, { timeoutMs: 5000 });
+      const elapsed = Date.now() - started;
+      expectErrorShape(answer, 504, 'UPSTREAM_TIMEOUT');
+      expectApiHeaders(answer);
+      expect(elapsed).toBeLessThan(3000);
+    });
+
+    it('when the upstream is stopped, then 502 UPSTREAM_UNAVAILABLE; started again, traffic flows', async () => {
+      await notes.stop();
+      try {
+        const down = await send(`${gw.url}/api/view/${NOTE}.php`, { timeoutMs: 5000 });
+        expectErrorShape(down, 502, 'UPSTREAM_UNAVAILABLE');
+        expectApiHeaders(down);
+        const page = await send(`${gw.url}/${NOTE}`, { headers: { Accept: 'application/json' } });
+        expectErrorShape(page, 502, 'UPSTREAM_UNAVAILABLE');
+        expectPageHeaders(page);
+        // The gateway stays ready: its readiness never depends on the services behind it.
+        expect((await send(`${gw.adminUrl}/readyz`)).status).toBe(200);
+      } finally {
+        await notes.start();
+      }
+      const up = await send(`${gw.url}/api/view/${NOTE}.php`);
+      expect(up.status).toBe(200);
+    });
+  });
+
+  describe('request bodies', () => {
+    it('when a body of 120,000 bytes is sent, with a length or chunked, then the upstream receives exactly those bytes', async () => {
+      // About DECISIONS 4's largest valid body (10,000 code points as escaped surrogate pairs).
+      const body = Buffer.from(`{"content":"${'\\ud83d\\ude00'.repeat(5_000)}${'\\u00e9'.repeat(9_998)}"}`);
+      expect(body.length).toBe(120_002);
+      const withLength = await send(`${gw.url}/api/create.php`, { method: 'POST', headers: json, body });
+      expect(withLength.status).toBe(200);
+      expect(notes.seen.at(-1)?.body.equals(body)).toBe(true);
+      const chunked = await send(`${gw.url}/api/create.php`, { method: 'POST', headers: json, body: Readable.from([body.subarray(0, 50_000), body.subarray(50_000)]) });
+      expect(chunked.status).toBe(200);
+      expect(notes.seen.at(-1)?.body.equals(body)).toBe(true);
+      expect(notes.seen.at(-1)?.headers['content-length']).toBe('120002');
+      expect(notes.seen.at(-1)?.headers['transfer-encoding']).toBeUndefined();
+    });
+
+    it('when five 10 MB chunked bodies are sent at once, then each gets 400 PAYLOAD_TOO_LARGE, nothing reaches the upstream, and memory stays flat', async () => {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      gc();
+      const used = (): number => {
+        const usage = process.memoryUsage();
+        return usage.heapUsed + usage.arrayBuffers;
+      };
+      const baseline = used();
+      let peak = baseline;
+      // Live memory only: collect before each sample, so lazily freed garbage does not count.
+      const sampler = setInterval(() => {
+        gc();
+        peak = Math.max(peak, used());
+      }, 10);
+      try {
+        const answers = await Promise.all(
+          Array.from({ length: 5 }, () => send(`${gw.url}/api/create.php`, { method: 'POST', headers: json, body: chunkedBody(10 * 1024 * 1024) })),
+        );
+        for (const answer of answers) {
+          expectErrorShape(answer, 400, 'PAYLOAD_TOO_LARGE');
+          expectApiHeaders(answer);
+        }
+      } finally {
+        clearInterval(sampler);
+      }
+      expect(notes.seen).toHaveLength(0);
+      // 50 MB passed through at once; a gateway that held bodies would keep up to 50 MB alive.
+      expect(peak - baseline).toBeLessThan(12 * 1024 * 1024);
+    });
+
+    it('when a body announces more than 128 KiB, then 400 PAYLOAD_TOO_LARGE', async () => {
+      const answer = await send(`${gw.url}/api/create.php`, { method: 'POST', headers: json, body: Buffer.alloc(200 * 1024, 0x20) });
+      expectErrorShape(answer, 400, 'PAYLOAD_TOO_LARGE');
+    });
+
+    it('when a gzip bomb is sent, then 400 INVALID_CONTENT_TYPE without inflating it', async () => {
+      const bomb = gzipSync(Buffer.alloc(50 * 1024 * 1024, 0x20));
+      expect(bomb.length).toBeLessThan(128 * 1024);
+      const answer = await send(`${gw.url}/api/create.php`, { method: 'POST', headers: { ...json, 'Content-Encoding': 'gzip' }, body: bomb });
+      expectErrorShape(answer, 400, 'INVALID_CONTENT_TYPE');
+      expect(notes.seen).toHaveLength(0);
+    });
+  });
+
+  describe('logs and metrics', () => {
+    it('when notes are viewed by uuid on every route, then the uuid never appears in the logs, and each request is one JSON line', async () => {
+      await send(`${gw.url}/api/view/${NOTE}.php?x=${NOTE}`);
+      await send(`${gw.url}/${NOTE}`, { method: 'POST', headers: json, body: JSON.stringify({ passcode: 'secret-pass' }) });
+      await send(`${gw.url}/api/view/${NOTE.toUpperCase()}`);
+      await send(`${gw.url}/unsubscribe/unsub-token-value`);
+      notes.mode = 'hang';
+      await send(`${gw.url}/${NOTE}`);
+      const text = gw.logs.text();
+      expect(text).not.toContain(NOTE);
+      expect(text.toLowerCase()).not.toContain(NOTE);
+      expect(text).not.toContain('secret-pass');
+      expect(text).not.toContain('unsub-token-value');
+      const requests = gw.logs.entries().filter((entry) => entry.msg === 'request');
+      expect(requests.some((entry) => entry.path === '/api/view/:uuid.php' && entry.route === '/api/view/:uuid.php')).toBe(true);
+      expect(requests.some((entry) => entry.path === '/:uuid' && entry.status === 504)).toBe(true);
+      expect(requests.every((entry) => typeof entry.requestId === 'string' && typeof entry.durationMs === 'number')).toBe(true);
+    });
+
+    it('when metrics are scraped, then routes appear as templates only', async () => {
+      await send(`${gw.url}/api/view/${NOTE}.php`);
+      const metrics = (await send(`${gw.adminUrl}/metrics`)).text;
+      expect(metrics).toMatch(/gateway_http_request_duration_seconds_count\{[^}]*route="\/api\/view\/:uuid.php"/);
+      expect(metrics).toContain('gateway_rate_limited_total');
+      expect(metrics).toContain('gateway_limiter_store_up');
+      expect(metrics).not.toContain(NOTE);
+      expect((await send(`${gw.adminUrl}/healthz`)).status).toBe(200);
+    });
+  });
+});
