@@ -169,6 +169,13 @@ describe('NoteService', () => {
     expect(noteEvents().at(-1)!.body).toMatchObject({ event: 'note.destroyed', data: { reason: 'takedown', was_read: false } });
   });
 
+  it('when content or passcode holds a lone surrogate, then create refuses it instead of replacing it', async () => {
+    const { service, store } = setup();
+    await expect(service.create(input({ content: 'a\uD800b' }))).rejects.toMatchObject({ code: 'INVALID_CONTENT', parameter: 'content' });
+    await expect(service.create(input({ passcode: '\uDC00' }))).rejects.toMatchObject({ code: 'INVALID_PASSCODE', parameter: 'passcode' });
+    expect(store.notes.size).toBe(0);
+  });
+
   it('when the transaction fails, then neither the note nor its event is kept', async () => {
     const { service, store } = setup();
     store.failNextTransaction(new Error('disk full'));

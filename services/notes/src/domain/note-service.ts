@@ -1,4 +1,5 @@
-import { NoteNotFoundError, formatTimestamp, type Clock, type Logger, type MessageSealer, type OutgoingMessage } from '@vanish/common';
+import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealer, type OutgoingMessage } from '@vanish/common';
+import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
 import type { NoteCrypto, SealedNote } from './note-crypto';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
@@ -55,6 +56,10 @@ export class NoteService implements NotesApi {
   }
 
   async create(input: CreateNoteInput): Promise<CreatedNote> {
+    // UTF-8 encoding would silently replace a lone surrogate; refuse it instead (the HTTP
+    // validator already does; this keeps the domain honest for every other caller).
+    if (hasLoneSurrogate(input.content)) throw new ValidationError('INVALID_CONTENT', 'content is not valid Unicode text', { parameter: 'content' });
+    if (input.passcode && hasLoneSurrogate(input.passcode)) throw new ValidationError('INVALID_PASSCODE', 'passcode is not valid Unicode text', { parameter: 'passcode' });
     const now = this.clock.now();
     const uuid = this.crypto.newUuid();
     const expiresAt = new Date(now.getTime() + (input.expiryType === 'view' ? this.retentionMs : input.expiryHours * HOUR_MS));
