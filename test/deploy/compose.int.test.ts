@@ -142,7 +142,7 @@ describe('docker-compose.yml', () => {
       expect(inline.filter((k) => /KEY|PASSWORD|SECRET/.test(k))).toEqual([]);
     }
     expect(Object.keys(composeEnv(compose, 'stats')).filter((k) => k.endsWith('_KEYS') || k.endsWith('_KEY'))).toEqual([]);
-    expect(Object.keys(composeEnv(compose, 'gateway')).filter((k) => k.endsWith('_KEYS') || k.endsWith('_KEY'))).toEqual([]);
+    expect(Object.keys(composeEnv(compose, 'gateway')).filter((k) => k.endsWith('_KEYS') || k.endsWith('_KEY'))).toEqual(['LIMITER_KEY']);
     expect(composeEnv(compose, 'mailer').MASTER_KEYS).toBeUndefined();
     expect(composeEnv(compose, 'mailer').LOOKUP_KEY).toBeUndefined();
     expect(composeEnv(compose, 'mailer').MAIL_KEYS).toBe(composeEnv(compose, 'notes').MAIL_KEYS);

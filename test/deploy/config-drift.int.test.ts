@@ -1,0 +1,90 @@
+// Deploy files cannot drift from the code: the environment that docker compose and the Kubernetes
+// overlays give each service is fed into that service's own config loader (services/<svc>/src/config.ts).
+// The loader must accept it under NODE_ENV=production, and every variable the deploy files set
+// must be one the loader actually reads (a misspelt variable would otherwise be silently ignored).
+import { randomBytes } from 'node:crypto';
+import { loadGatewayConfig } from '../../services/gateway/src/config';
+import { loadMailerConfig } from '../../services/mailer/src/config';
+import { loadNotesConfig } from '../../services/notes/src/config';
+import { loadStatsConfig } from '../../services/stats/src/config';
+import { PORTS, SERVICES, composeEnv, kustomize, readCompose, secretTemplate, type K8sObject, type ServiceName } from './deploy-files';
+
+type Env = Record<string, string>;
+const LOADERS: Record<ServiceName, (env: Env) => { port: number; adminPort: number }> = {
+  gateway: (env) => loadGatewayConfig(env),
+  notes: (env) => loadNotesConfig(env),
+  stats: (env) => loadStatsConfig(env),
+  mailer: (env) => loadMailerConfig(env),
+};
+
+/** Runs the loader over a Proxy of env that records every variable it looks at. */
+function load(service: ServiceName, env: Env): { config: ReturnType<(typeof LOADERS)[ServiceName]> & Record<string, unknown>; unread: string[] } {
+  const read = new Set<string>();
+  const watched = new Proxy(env, {
+    get(target, key) {
+      if (typeof key === 'string') read.add(key);
+      return Reflect.get(target, key);
+    },
+  });
+  const config = LOADERS[service](watched) as ReturnType<(typeof LOADERS)[ServiceName]> & Record<string, unknown>;
+  return { config, unread: Object.keys(env).filter((key) => !read.has(key)) };
+}
+
+/** The prod Secrets are created from the template: give its placeholders real shapes. */
+function filledTemplate(): Record<string, Env> {
+  const out: Record<string, Env> = {};
+  for (const [name, data] of Object.entries(secretTemplate())) {
+    out[name] = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, v.replaceAll('BASE64_OF_32_RANDOM_BYTES', randomBytes(32).toString('base64'))]));
+  }
+  return out;
+}
+
+function k8sEnvOf(objects: readonly K8sObject[], service: ServiceName, secrets: Record<string, Env>): Env {
+  // Imported lazily to keep the type of k8sEnv's secrets parameter in one place.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { k8sEnv } = require('./deploy-files') as typeof import('./deploy-files');
+  return k8sEnv(objects, service, secrets);
+}
+
+describe('deploy environments against the services\' own config loaders', () => {
+  const compose = readCompose();
+  const sources: [string, (service: ServiceName) => Env][] = [
+    ['docker compose', (service) => composeEnv(compose, service)],
+    ['kubernetes dev overlay', (() => { let objects: K8sObject[] | undefined; return (service: ServiceName) => k8sEnvOf(objects ??= kustomize('dev'), service, {}); })()],
+    ['kubernetes prod overlay (Secrets from the template)', (() => { let objects: K8sObject[] | undefined; const secrets = filledTemplate(); return (service: ServiceName) => k8sEnvOf(objects ??= kustomize('prod'), service, secrets); })()],
+  ];
+
+  describe.each(sources)('%s', (_name, envOf) => {
+    it.each(SERVICES)('when %s loads its deployed environment, then it accepts it in production mode on its DECISIONS 10 ports', (service) => {
+      const env = envOf(service);
+      expect(env.NODE_ENV).toBe('production');
+      const { config } = load(service, env);
+      expect([config.port, config.adminPort]).toEqual([PORTS[service].port, PORTS[service].admin]);
+    });
+
+    it.each(SERVICES)('when %s loads its deployed environment, then every variable given to it is one it reads', (service) => {
+      expect(load(service, envOf(service)).unread).toEqual([]);
+    });
+  });
+
+  it('when the prod overlay is loaded, then the gateway requires HTTPS and trusts the ingress, and links are https', () => {
+    const objects = kustomize('prod');
+    const secrets = filledTemplate();
+    const gateway = loadGatewayConfig(k8sEnvOf(objects, 'gateway', secrets));
+    expect(gateway.requireHttps).toBe(true);
+    expect(gateway.trustProxy).toBe('10.0.0.0/8');
+    expect(loadNotesConfig(k8sEnvOf(objects, 'notes', secrets)).publicBaseUrl).toMatch(/^https:\/\//);
+  });
+
+  it('when compose is loaded, then HTTPS is not required on localhost and notes and mailer share MAIL_KEYS', () => {
+    expect(loadGatewayConfig(composeEnv(compose, 'gateway')).requireHttps).toBe(false);
+    const notes = loadNotesConfig(composeEnv(compose, 'notes'));
+    const mailer = loadMailerConfig(composeEnv(compose, 'mailer'));
+    expect(notes.mailKeys.serialize()).toBe(mailer.mailKeys.serialize());
+  });
+
+  it('when a deploy file misspells a variable, then the unread-variable check names it (the check is not a no-op)', () => {
+    const env = { ...composeEnv(compose, 'stats'), DATABSE_URL: 'mysql://x@y:3306/z' };
+    expect(load('stats', env).unread).toEqual(['DATABSE_URL']);
+  });
+});
