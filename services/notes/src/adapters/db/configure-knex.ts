@@ -57,7 +57,8 @@ function sqliteConfig(databaseUrl: string): Knex.Config {
         try {
           conn.pragma('journal_mode = WAL');
           conn.pragma('busy_timeout = 5000');
-          conn.pragma('synchronous = NORMAL');
+          // FULL: a destruction that committed must survive a power cut (NORMAL could roll it back).
+          conn.pragma('synchronous = FULL');
           conn.pragma('foreign_keys = ON');
           done(null, conn);
         } catch (err) {
