@@ -91,6 +91,15 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
       expect(events.at(-1)!.body.data).toMatchObject({ reason: 'lockout', was_read: false });
     });
 
+    it('when a passcode note is read with a wrong then the right passcode, then the attempt is stored and the content opens', async () => {
+      const { service, crypto } = buildNotes(knex);
+      const { uuid } = await service.create(noteInput({ passcode: 'pässcode ✓', notificationEmail: 'p@example.com', maxViews: 2 }));
+      await expect(service.metadata(uuid)).resolves.toMatchObject({ hasPasscode: true });
+      await expect(service.reveal(uuid, 'Pässcode ✓')).resolves.toMatchObject({ outcome: 'wrong_passcode', attemptsLeft: 4 });
+      expect(await rawNote(crypto.lookup(uuid))).toMatchObject({ failed_attempts: 1, current_views: 0 });
+      await expect(service.reveal(uuid, 'pässcode ✓')).resolves.toMatchObject({ outcome: 'revealed', content: 'hello', currentViews: 1 });
+    });
+
     it('when a note is taken down, then its row is gone and note.destroyed says takedown', async () => {
       const { service, crypto } = buildNotes(knex);
       const { uuid } = await service.create(noteInput({ maxViews: 3 }));
