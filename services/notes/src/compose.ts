@@ -1,5 +1,6 @@
+import { hkdfSync } from 'node:crypto';
 import type { Server } from 'node:http';
-import express, { type Router } from 'express';
+import express from 'express';
 import type { Knex } from 'knex';
 import {
   Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, NotFoundError, aeadOpen, aeadSeal, createAdminApp, createLogger,
@@ -20,6 +21,9 @@ import type { NotesApi } from './domain/notes';
 import type { NoteStore } from './domain/ports';
 import { accessLog } from './http/access-log';
 import { createApiRoutes } from './http/api-routes';
+import { FormTokens } from './http/form-tokens';
+import { createPageRoutes } from './http/page-routes';
+import { KnexUsedTokenStore } from './adapters/db/knex-used-token-store';
 import { createNotesMetrics } from './notes-metrics';
 
 /** What the all-in-one process and tests may inject (the module contract of the team brief). */
@@ -33,6 +37,8 @@ export interface NotesServiceOverrides {
   kdf?: ScryptParams;
   /** Backoff of the "database not reachable yet" migration retries. Default 500 ms doubling to 30 s. */
   migrationRetry?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** Deadline of one API note operation before it answers 503 (default 5000 ms). */
+  operationTimeoutMs?: number;
 }
 
 export interface NotesService {
@@ -107,9 +113,13 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   app.use(httpMetrics(registry, 'notes'));
   app.use(accessLog(logger.child('notes/access')));
   // Mount order (DECISIONS 9 / team brief): the API first, then the web pages.
-  app.use('/api', createApiRoutes({ notes, logger, isAvailable: () => migrated }));
-  const pages = webPageRoutes();
-  if (pages) app.use(pages);
+  app.use('/api', createApiRoutes({ notes, logger, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
+  app.use(createPageRoutes({
+    notes,
+    formTokens: new FormTokens(formTokenKey(config.lookupKey), new KnexUsedTokenStore(knex, clock), clock),
+    publicBaseUrl: config.publicBaseUrl,
+    logger: logger.child('notes/pages'),
+  }));
   app.use((_req, _res, next) => { next(new NotFoundError('NOT_FOUND', 'Not found')); });
   app.use(errorHandler(logger.child('notes/http')));
 
@@ -241,12 +251,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   };
 }
 
-/**
- * Mount point of the web pages (DECISIONS 9), served after the API: the page engineer returns
- * `createPageRoutes({...})` from src/http/page-routes.ts here. Until then only the API is served.
- */
-function webPageRoutes(): Router | undefined {
-  return undefined;
+/** The form-token key is derived from the lookup key (never rotated), for its own purpose only. */
+function formTokenKey(lookupKey: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', lookupKey, Buffer.alloc(0), 'vanish form tokens v1', 32));
 }
 
 /** The master key seals and opens: what `encryption: available` promises in heartbeats. */

@@ -53,6 +53,14 @@ describe('loadNotesConfig', () => {
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(config.masterKeys.serialize());
   });
 
+  it('when a logger is given, then the key warnings go to it at once instead of into warnings', () => {
+    const heard: string[] = [];
+    const logger = { debug() {}, info() {}, warn(msg: string) { heard.push(msg); }, error() {}, child() { return logger; } };
+    const config = loadNotesConfig({ DATA_DIR: dataDir }, logger);
+    expect(heard).toHaveLength(3);
+    expect(config.warnings).toEqual([]);
+  });
+
   it('when every production variable is set, then production starts and no key is generated', () => {
     const config = loadNotesConfig(productionEnv());
     expect(config.production).toBe(true);

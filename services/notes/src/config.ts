@@ -36,13 +36,13 @@ const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'sile
 /**
  * The only place the notes service reads its environment (DECISIONS 10). Every problem is
  * reported at once. Outside production, missing keys are generated once into DATA_DIR/keys with a
- * warning (collected in `warnings`, which compose logs); with NODE_ENV=production no embedded default is accepted: SQLite,
+ * warning (to `logger` when given, else collected in `warnings`, which compose logs); with NODE_ENV=production no embedded default is accepted: SQLite,
  * a missing AMQP_URL, generated keys and the localhost link origin are all refused by name.
  */
-export function loadNotesConfig(env: Env = process.env): Readonly<NotesConfig> {
+export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readonly<NotesConfig> {
   const reader = new EnvReader(env);
   const warnings: string[] = [];
-  const logger = collectingLogger(warnings);
+  const keyLogger = logger ?? collectingLogger(warnings);
   const production = reader.isProduction;
   const dataDir = resolve(reader.str('DATA_DIR', './data'));
 
@@ -69,9 +69,9 @@ export function loadNotesConfig(env: Env = process.env): Readonly<NotesConfig> {
   reader.requireInProduction('AMQP_URL', amqpUrl, 'events and mail commands are relayed to RabbitMQ; without it the outbox only grows');
   const amqpExchange = reader.str('AMQP_EXCHANGE', 'vanish');
 
-  const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, logger);
-  const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, logger);
-  const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, logger);
+  const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, keyLogger);
+  const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger);
+  const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, keyLogger);
 
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),

@@ -32,6 +32,22 @@ export interface ApiRoutesDeps {
   isAvailable?: () => boolean;
   /** The OpenAPI document as JSON text; read from OPENAPI_DOCUMENT_FILE when not given. */
   openApiDocument?: string;
+  /**
+   * A note operation that has not finished by then answers 503 (a stalled database must not hang
+   * clients). Default 5000 ms: under the gateway's upstream timeout, so clients see 503, not 504.
+   */
+  operationTimeoutMs?: number;
+}
+
+export const DEFAULT_OPERATION_TIMEOUT_MS = 5_000;
+
+/** Resolves as `work` does, or rejects with 503 SERVICE_UNAVAILABLE once `ms` have passed. */
+export function withinDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new ServiceUnavailableError('The note store did not answer in time; retry shortly')), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** SPEC 2.2. */
@@ -91,6 +107,7 @@ function strictJsonBody(): RequestHandler[] {
 export function createApiRoutes(deps: ApiRoutesDeps): Router {
   const router = Router();
   const openApiDocument = deps.openApiDocument ?? readFileSync(OPENAPI_DOCUMENT_FILE, 'utf8');
+  const timeoutMs = deps.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
   const available: RequestHandler = (_req, _res, next) => {
     next(deps.isAvailable && !deps.isAvailable() ? new ServiceUnavailableError('The note store is not available yet; retry shortly') : undefined);
   };
@@ -99,14 +116,14 @@ export function createApiRoutes(deps: ApiRoutesDeps): Router {
 
   router.all('/create.php', routeName(API_ROUTES.create), methodsOnly(['POST']), available, ...strictJsonBody(), async (req, res) => {
     const input = validateCreateNote(req.body);
-    const created = await deps.notes.create(input);
+    const created = await withinDeadline(deps.notes.create(input), timeoutMs);
     res.status(200).json(createdBody(created));
   });
 
   router.all('/view/:uuid.php', routeName(API_ROUTES.view), methodsOnly(['GET']), available, async (req, res) => {
     const uuid = String(req.params.uuid);
     if (!NOTE_UUID.test(uuid)) throw new NoteNotFoundError();
-    const metadata = await deps.notes.metadata(uuid);
+    const metadata = await withinDeadline(deps.notes.metadata(uuid), timeoutMs);
     res.status(200).json(metadataBody(uuid, metadata));
   });
 
