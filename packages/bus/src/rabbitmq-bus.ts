@@ -87,6 +87,19 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
     return this.current !== undefined;
   }
 
+  /**
+   * Resolves true once connected (and every subscription attached), false after timeoutMs.
+   * For a lazily connected bus whose owner prefers to start with its queues declared.
+   */
+  async waitUntilConnected(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.current && !this.closed && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await this.opening?.catch(() => undefined);
+    return this.current !== undefined;
+  }
+
   /** For /readyz. */
   async ping(): Promise<boolean> {
     return this.isConnected;
@@ -278,6 +291,7 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
 /** One consumer of one queue; re-attached to every new connection until cancelled. */
 class RabbitSubscription {
   private channel: Channel | undefined;
+  private attachedTo: ChannelModel | undefined;
   private consumerTag: string | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private cancelled = false;
@@ -293,7 +307,9 @@ class RabbitSubscription {
   }
 
   async attach(model: ChannelModel): Promise<void> {
-    if (this.cancelled) return;
+    // consume() and a (re)connection may both try to attach to the same connection: once is enough.
+    if (this.cancelled || this.attachedTo === model) return;
+    this.attachedTo = model;
     const { queue, bindings } = this.options;
     const exchange = this.bus.exchange;
     const channel = await model.createChannel();
@@ -301,6 +317,7 @@ class RabbitSubscription {
     channel.on('close', () => {
       if (this.channel !== channel) return;
       this.channel = undefined;
+      this.attachedTo = undefined;
       // The channel died but the connection lives (e.g. a channel-level error): consume again.
       if (!this.cancelled && this.bus.model === model) {
         setTimeout(() => {
@@ -325,6 +342,7 @@ class RabbitSubscription {
       this.consumerTag = consumerTag;
     } catch (err) {
       this.channel = undefined;
+      this.attachedTo = undefined;
       await channel.close().catch(() => undefined);
       throw err;
     }
@@ -332,6 +350,7 @@ class RabbitSubscription {
 
   /** The connection is gone: its deliveries will come again on the next one. */
   detach(): void {
+    this.attachedTo = undefined;
     this.channel = undefined;
     this.consumerTag = undefined;
   }

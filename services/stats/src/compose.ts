@@ -65,6 +65,9 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
         });
         bus = rabbit;
         ownBus = rabbit;
+        // Start with the queues declared when the broker is there; when it is not, serve the API
+        // anyway (counters are in the database) and let the bus catch up when the broker returns.
+        if (!(await rabbit.waitUntilConnected(5_000))) logger.warn('RabbitMQ unreachable at start; consuming once it is back');
       } else {
         const local = new InProcessBus({ logger, registry });
         bus = local;
