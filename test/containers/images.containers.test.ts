@@ -1,0 +1,263 @@
+// `npm run test:containers`: the four images are built for real with podman from their Dockerfiles
+// and run as containers (production mode, read-only root, no capabilities) against the machine's
+// MariaDB, Redis and RabbitMQ and an SMTP sink; a note is created, read, revealed and mailed
+// through the containerized gateway, statistics count it, a real Prometheus scrapes all four, and
+// each container runs as a non-root user and stops within 5 s of SIGTERM.
+//
+// On these machines podman needs a locally made base image and the certificate bundle for `npm ci`
+// (../shared/CONTAINERS.md): scripts/container-base-image.sh makes the former, the build mounts the
+// latter. `--network host` because RabbitMQ's guest account only accepts loopback.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTestDatabase, type TestDatabase } from '@vanish/testkit/mariadb';
+import { freePort, waitFor } from '@vanish/testkit/net';
+import { deleteRabbitObjects } from '@vanish/testkit/rabbitmq';
+import { requireService } from '@vanish/testkit/services';
+import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SERVICES = ['notes', 'stats', 'mailer', 'gateway'] as const;
+type Service = (typeof SERVICES)[number];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const key = (id?: string) => (id ? `${id}:${randomBytes(32).toString('base64')}` : randomBytes(32).toString('base64'));
+
+// Building four images from a cold cache takes minutes on two shared cores; the bound only catches hangs.
+jest.setTimeout(30 * 60_000);
+
+interface Result { code: number | null; stdout: string; stderr: string }
+
+function run(command: string, args: string[], options: { timeoutMs?: number; input?: string } = {}): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    child.on('error', (err) => { clearTimeout(timer); reject(err); });
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+async function must(command: string, args: string[], options: { timeoutMs?: number; input?: string } = {}): Promise<string> {
+  const result = await run(command, args, options);
+  if (result.code !== 0) {
+    throw new Error(`${command} ${args.join(' ')} exited ${result.code}:\n${(result.stdout + result.stderr).split('\n').slice(-40).join('\n')}`);
+  }
+  return result.stdout;
+}
+
+describe('the four images, built with podman and run as containers', () => {
+  const tag = `ct_${randomBytes(4).toString('hex')}`;
+  const containerName = (service: Service) => `vanish-${tag.replace('_', '-')}-${service}`;
+  const image = (service: Service) => `localhost/vanish-${service}:containers-test`;
+  const databases: TestDatabase[] = [];
+  const started: Service[] = [];
+  const ports = {} as Record<Service, { port: number; admin: number }>;
+  let sink: SmtpSink | undefined;
+  let scratch: string;
+  let gateway: string;
+  let prometheus: { stop(): Promise<void>; url: string } | undefined;
+
+  beforeAll(async () => {
+    await run('podman', ['--version']).catch(() => {
+      throw new Error('podman is not installed: apt-get install -y podman runc (see ../shared/CONTAINERS.md)');
+    });
+    await requireService('mariadb');
+    await requireService('rabbitmq');
+    await requireService('redis');
+    scratch = mkdtempSync(path.join(tmpdir(), 'vanish-containers-'));
+
+    // 1. The base image (test tooling: a local stand-in for the official node:20-bookworm-slim).
+    await must('bash', [path.join(ROOT, 'scripts/container-base-image.sh')], { timeoutMs: 10 * 60_000 });
+
+    // 2. The four images, exactly as a user builds them, plus the machine's CA bundle for npm.
+    const npmrc = path.join(scratch, 'build-npmrc');
+    writeFileSync(npmrc, 'cafile=/etc/ssl/certs/ca-certificates.crt\n');
+    for (const service of SERVICES) {
+      await must('podman', [
+        'build', '--format', 'docker',
+        '-v', '/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro',
+        '-v', `${npmrc}:/usr/local/etc/npmrc:ro`,
+        '-t', image(service), '-f', `services/${service}/Dockerfile`, '.',
+      ], { timeoutMs: 15 * 60_000 });
+    }
+
+    // 3. Dependencies of this test only: databases, an SMTP sink, free ports.
+    for (const service of ['notes', 'stats', 'mailer'] as const) databases.push(await createTestDatabase(`${tag}_${service}`));
+    sink = await startSmtpSink();
+    for (const service of SERVICES) ports[service] = { port: await freePort(), admin: await freePort() };
+    gateway = `http://127.0.0.1:${ports.gateway.port}`;
+
+    const mailKeys = key('m1');
+    const env: Record<Service, Record<string, string>> = {
+      notes: { DATABASE_URL: databases[0]!.url, MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_KEYS: mailKeys, PUBLIC_BASE_URL: gateway },
+      stats: { DATABASE_URL: databases[1]!.url, AMQP_QUEUE_PREFIX: `${tag}.` },
+      mailer: { DATABASE_URL: databases[2]!.url, MAIL_KEYS: mailKeys, SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, PUBLIC_BASE_URL: gateway },
+      gateway: {
+        NOTES_URL: `http://127.0.0.1:${ports.notes.port}`, STATS_URL: `http://127.0.0.1:${ports.stats.port}`, MAILER_URL: `http://127.0.0.1:${ports.mailer.port}`,
+        REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_KEY_PREFIX: `${tag}:`, LIMITER_KEY: key(), PUBLIC_BASE_URL: gateway,
+      },
+    };
+    const amqp = { AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672', AMQP_EXCHANGE: tag, HEARTBEAT_INTERVAL_MS: '1000' };
+
+    // 4. Start them as a hardened deployment would: the image's NODE_ENV=production, read-only root,
+    //    no capabilities, an init as PID 1, the image's own (non-root) user.
+    for (const service of SERVICES) {
+      const serviceEnv = { ...(service === 'gateway' ? {} : amqp), ...env[service], PORT: String(ports[service].port), ADMIN_PORT: String(ports[service].admin) };
+      await must('podman', [
+        'run', '-d', '--name', containerName(service), '--network', 'host', '--init',
+        '--read-only', '--tmpfs', '/tmp', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
+        ...Object.entries(serviceEnv).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+        image(service),
+      ]);
+      started.push(service);
+      const ready = `http://127.0.0.1:${ports[service].admin}/readyz`;
+      await waitFor(async () => (await fetch(ready).catch(() => undefined))?.status === 200 || undefined, { timeoutMs: 90_000, intervalMs: 250 })
+        .catch(async (err: Error) => {
+          const logs = await run('podman', ['logs', '--tail', '40', containerName(service)]);
+          throw new Error(`${service} container never became ready (${err.message}):\n${logs.stdout}${logs.stderr}`);
+        });
+    }
+  });
+
+  afterAll(async () => {
+    await prometheus?.stop();
+    for (const service of [...started].reverse()) await run('podman', ['rm', '-f', '-t', '0', containerName(service)]);
+    await sink?.close();
+    for (const db of databases) await db.drop();
+    await deleteRabbitObjects(tag).catch(() => undefined);
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('when the images are inspected, then each runs node as the non-root user node with NODE_ENV=production and a HEALTHCHECK', async () => {
+    for (const service of SERVICES) {
+      const [config] = JSON.parse(await must('podman', ['image', 'inspect', image(service)])) as [{ Config: { User: string; Cmd: string[]; Env: string[]; Healthcheck?: { Test: string[] } } }];
+      expect(config.Config.User).toBe('node');
+      expect(config.Config.Cmd).toEqual(['node', `services/${service}/dist/main.js`]);
+      expect(config.Config.Env).toContain('NODE_ENV=production');
+      expect(config.Config.Healthcheck?.Test.join(' ')).toContain('/healthz');
+      expect((await must('podman', ['exec', containerName(service), 'id', '-u'])).trim()).toBe('1000');
+      // Production dependencies only: no test-only native module, no compiler, no test runner.
+      const modules = await must('podman', ['exec', containerName(service), 'ls', '/app/node_modules']);
+      expect(modules.split('\n')).not.toEqual(expect.arrayContaining(['better-sqlite3', 'typescript', 'jest']));
+    }
+  });
+
+  it('when podman runs the image HEALTHCHECK, then every container is healthy', async () => {
+    for (const service of SERVICES) {
+      const result = await run('podman', ['healthcheck', 'run', containerName(service)]);
+      expect({ service, code: result.code, out: result.stdout.trim() }).toEqual({ service, code: 0, out: expect.stringMatching(/^(healthy)?$/) });
+    }
+  });
+
+  it('when a note is created, read, revealed and mailed through the containerized gateway, then statistics count it', async () => {
+    const created = await fetch(`${gateway}/api/create.php`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'from a container', max_views: 2, send_link_email: 'friend@example.com' }),
+    });
+    expect(created.status).toBe(200);
+    const note = (await created.json()) as { uuid: string; url: string };
+    expect(note.uuid).toMatch(UUID);
+    expect(note.url).toBe(`${gateway}/${note.uuid}`);
+
+    const metadata = await fetch(`${gateway}/api/view/${note.uuid}.php`);
+    expect(metadata.status).toBe(200);
+    expect(await metadata.json()).toMatchObject({ note: { uuid: note.uuid, max_views: 2, current_views: 0, is_destroyed: false } });
+
+    const page = await fetch(`${gateway}/${note.uuid}`);
+    expect(page.status).toBe(200);
+    const formToken = /name="form_token" value="([^"]+)"/.exec(await page.text())?.[1];
+    expect(formToken).toBeDefined();
+    const revealed = await fetch(`${gateway}/${note.uuid}`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: gateway },
+      body: new URLSearchParams({ form_token: formToken! }).toString(),
+    });
+    expect(revealed.status).toBe(200);
+    expect(await revealed.text()).toContain('from a container');
+    const afterReveal = await fetch(`${gateway}/api/view/${note.uuid}.php`);
+    expect(await afterReveal.json()).toMatchObject({ note: { current_views: 1 } });
+
+    const [message] = await sink!.waitForMessages(1, 60_000);
+    expect(message!.to).toEqual(['friend@example.com']);
+    expect(message!.parsed.text ?? '').toContain(note.url);
+
+    const stats = await waitFor(async () => {
+      const answer = await fetch(`${gateway}/api/stats.php`);
+      const body = (await answer.json()) as { stats?: { total_notes_created?: number } };
+      return answer.status === 200 && (body.stats?.total_notes_created ?? 0) >= 1 ? body : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+    expect(stats).toMatchObject({ success: true, stats: { total_notes_created: 1 } });
+  });
+
+  it('when promtool checks each container\'s /metrics, then every exposition passes', async () => {
+    for (const service of SERVICES) {
+      const metrics = await (await fetch(`http://127.0.0.1:${ports[service].admin}/metrics`)).text();
+      expect(metrics).toContain(`${service}_`);
+      expect(metrics).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/); // never a note uuid
+      const result = await run('promtool', ['check', 'metrics'], { input: metrics });
+      expect({ service, code: result.code, problems: (result.stdout + result.stderr).trim() }).toEqual({ service, code: 0, problems: '' });
+    }
+  });
+
+  it('when a real Prometheus scrapes the containers, then every target is up and the request histograms and business counters moved', async () => {
+    const webPort = await freePort();
+    const dir = mkdtempSync(path.join(scratch, 'prometheus-'));
+    writeFileSync(path.join(dir, 'prometheus.yml'), [
+      'global: { scrape_interval: 1s, evaluation_interval: 1s }',
+      'scrape_configs:',
+      '  - job_name: vanish',
+      '    static_configs:',
+      ...SERVICES.map((s) => `      - { targets: ["127.0.0.1:${ports[s].admin}"], labels: { component: ${s} } }`),
+    ].join('\n'));
+    const child = spawn('prometheus', [
+      `--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${webPort}`, '--log.level=warn',
+    ], { stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    prometheus = { url: `http://127.0.0.1:${webPort}`, stop: async () => { child.kill('SIGTERM'); await exited; } };
+    const query = async (promql: string) => {
+      const answer = await fetch(`${prometheus!.url}/api/v1/query?query=${encodeURIComponent(promql)}`).catch(() => undefined);
+      if (answer?.status !== 200) return [];
+      return ((await answer.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result;
+    };
+
+    const up = await waitFor(async () => {
+      const result = await query('up{job="vanish"}');
+      return result.length === 4 && result.every((r) => r.value[1] === '1') ? result : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+    expect(up.map((r) => r.metric.component).sort()).toEqual([...SERVICES].sort());
+
+    // Traffic after the first scrapes, so the counters move between samples.
+    for (let i = 0; i < 3; i++) {
+      expect((await fetch(`${gateway}/api/create.php`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: `scrape ${i}` }) })).status).toBe(200);
+    }
+    expect((await fetch(`${gateway}/api/stats.php`)).status).toBe(200);
+    for (const promql of [
+      'sum(increase(gateway_http_request_duration_seconds_count[1m]))',
+      'sum(increase(notes_http_request_duration_seconds_count[1m]))',
+      'sum(increase({__name__=~"notes_.*created.*_total"}[1m]))',
+    ]) {
+      const moved = await waitFor(async () => {
+        const [sample] = await query(promql);
+        return sample && Number(sample.value[1]) > 0 ? sample : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 500 }).catch(() => undefined);
+      expect({ promql, moved: moved !== undefined }).toEqual({ promql, moved: true });
+    }
+  });
+
+  it('when each container gets SIGTERM, then it exits cleanly within 5 seconds', async () => {
+    for (const service of ['gateway', 'mailer', 'stats', 'notes'] as const) {
+      const startedAt = Date.now();
+      // podman stop sends SIGTERM and would SIGKILL only after 10 s.
+      await must('podman', ['stop', '-t', '10', containerName(service)], { timeoutMs: 30_000 });
+      const elapsedMs = Date.now() - startedAt;
+      const exitCode = (await must('podman', ['inspect', '-f', '{{.State.ExitCode}}', containerName(service)])).trim();
+      expect({ service, exitCode, within5s: elapsedMs < 5_000 }).toEqual({ service, exitCode: '0', within5s: true });
+    }
+  });
+});
