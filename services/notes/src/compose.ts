@@ -109,6 +109,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
 
   const app = express();
   app.disable('x-powered-by');
+  app.set('etag', false); // answers are never cached (no-store); an ETag would only invite an undocumented 304
   app.use(requestId);
   app.use(httpMetrics(registry, 'notes'));
   app.use(accessLog(logger.child('notes/access')));
