@@ -125,7 +125,7 @@ describe('k6 scenarios, one iteration each through the shim, against the all-in-
       RATE_LIMIT_STATS_PER_HOUR: '1000000',
     });
     // LATENCY_SCALE: latency thresholds are evaluated but only catch hangs on a shared CI machine.
-    scenarioEnv = { BASE_URL: system.baseUrl, THINK_TIME: '0', MIX: 'all', SEED_NOTES: '3', WEB_PAGES: 'auto', LATENCY_SCALE: '10' };
+    scenarioEnv = { BASE_URL: system.baseUrl, THINK_TIME: '0', MIX: 'all', SEED_NOTES: '3', WEB_PAGES: 'required', LATENCY_SCALE: '10' };
   });
 
   afterAll(async () => {
@@ -140,6 +140,10 @@ describe('k6 scenarios, one iteration each through the shim, against the all-in-
       expect(run.output).toMatch(/create 200: \d+/);
       expect(run.output).toMatch(/metadata 200: \d+/);
       expect(run.output).toMatch(/stats 200: \d+/);
+      // the web part ran too (WEB_PAGES=required): note pages and reveals, with and without a passcode
+      expect(run.output).toMatch(/page 200: 2\b/);
+      expect(run.output).toMatch(/reveal 200: 1\b/);
+      expect(run.output).toMatch(/reveal_passcode 200: 1\b/);
     },
   );
 
