@@ -41,12 +41,25 @@ describe('Prometheus rules and configuration', () => {
     expect(operator.spec.groups).toEqual(plain.groups);
   });
 
+  it('when the alerts and the dashboard name a vanish metric, then some service or package registers that metric', () => {
+    const sources = execFileSync('grep', ['-rhoE', "name: '[a-z_]+'|registry, '[a-z_]+'|httpMetrics\\([a-zA-Z.]+, '[a-z]+'\\)", 'services', 'packages', '--include=*.ts', '--exclude=*.test.ts'], { cwd: ROOT, encoding: 'utf8' });
+    const registered = new Set([...sources.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!));
+    for (const prefix of [...sources.matchAll(/httpMetrics\([a-zA-Z.]+, '([a-z]+)'\)/g)].map((m) => m[1]!)) registered.add(`${prefix}_http_request_duration_seconds`);
+    const used = new Set<string>();
+    const texts = [readText('deploy/prometheus/alerts.yml'), readText('deploy/grafana/vanish-dashboard.json')];
+    for (const text of texts) {
+      for (const [name] of text.matchAll(/\b(?:gateway|notes|stats|mailer|outbox|bus)_[a-z_]+\b/g)) used.add(name.replace(/_(bucket|count|sum)$/, ''));
+    }
+    expect(used.size).toBeGreaterThan(10);
+    expect([...used].filter((name) => !registered.has(name)).sort()).toEqual([]);
+  });
+
   it('when the Grafana dashboard is loaded, then it is one dashboard whose every query is valid PromQL', () => {
     const dashboard = JSON.parse(readText('deploy/grafana/vanish-dashboard.json'));
     expect(dashboard).toMatchObject({ uid: 'vanish-overview', title: 'vanish' });
     const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
     expect(exprs.length).toBeGreaterThan(15);
-    for (const metric of ['gateway_http_request_duration_seconds', 'notes_http_request_duration_seconds', 'notes_outbox_backlog', 'mailer_emails_dead_lettered_total', 'gateway_rate_limited_total', 'gateway_limiter_fallback']) {
+    for (const metric of ['gateway_http_request_duration_seconds', 'notes_http_request_duration_seconds', 'outbox_backlog_messages', 'mailer_emails_dead_lettered_total', 'gateway_rate_limited_total', 'gateway_limiter_store_up', 'notes_created_total', 'stats_consumer_lag_seconds']) {
       expect({ metric, used: exprs.some((e) => e.includes(metric)) }).toEqual({ metric, used: true });
     }
     // promtool has no "parse this expression" command: wrap each query in a recording rule.
