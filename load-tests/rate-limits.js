@@ -1,6 +1,7 @@
 // Rate limits (SPEC 8, DECISIONS 5): from one source address, the request after the limit is a 429 with
 // Retry-After and the SPEC 7 body (code RATE_LIMITED), for each class: stats 20, view 50, create 10 per hour.
-// Each limited answer carries RateLimit-Limit/Remaining/Reset. The classes are independent.
+// Each limited answer carries RateLimit-Limit/Remaining/Reset. The classes are independent, and metadata
+// reads and note pages share the view count.
 //
 // Run it from an address with no traffic in the current window (e.g. right after the gateway started),
 // against a deployment with the default limits:
@@ -33,13 +34,13 @@ function numberHeader(res, name) {
  * @param {string} kind 'create' | 'view' | 'stats'
  * @param {number} limit the expected limit
  * @param {number} alreadyUsed requests of this class this script sent before (in the same window)
- * @param {() => import('k6/http').Response} send
+ * @param {(index: number) => import('k6/http').Response} send the index-th request of the class in this run
  */
 function exhaust(kind, limit, alreadyUsed, send) {
   /** @type {import('k6/http').Response[]} */
   const answers = [];
   for (let i = 0; i < limit + 5; i += 1) {
-    const res = send();
+    const res = send(i);
     answers.push(res);
     if (res.status === 429) break;
   }
@@ -68,7 +69,7 @@ function exhaust(kind, limit, alreadyUsed, send) {
     [`${kind} 429: API-Version 1.2.0`]: (r) => header(r, 'API-Version') === '1.2.0',
   });
   // DECISIONS 5: a rejected request does not extend the window.
-  const again = send();
+  const again = send(answers.length);
   const retryAgain = numberHeader(again, 'Retry-After');
   check(again, {
     [`${kind}: still 429 afterwards`]: (r) => r.status === 429,
@@ -100,8 +101,11 @@ export default function () {
     const body = made.status === 200 ? /** @type {any} */ (made.json()) : undefined;
     check(made, { 'create works while stats is limited': (r) => r.status === 200 });
     if (!body) fail('cannot create the note the view limit is measured on');
-    exhaust('view', EXPECTED_LIMITS.view, 0, () =>
-      http.get(`${BASE_URL}/api/view/${body.uuid}.php`, { responseCallback: limited, tags: { name: 'metadata' } }));
+    // DECISIONS 5: the note page (GET /{uuid}) counts as a view too: every other request below the limit
+    // is a page view, and RateLimit-Remaining must count them all down together.
+    exhaust('view', EXPECTED_LIMITS.view, 0, (i) => (i < EXPECTED_LIMITS.view && i % 2 === 1
+      ? http.get(`${BASE_URL}/${body.uuid}`, { responseCallback: limited, tags: { name: 'page' } })
+      : http.get(`${BASE_URL}/api/view/${body.uuid}.php`, { responseCallback: limited, tags: { name: 'metadata' } })));
   });
   group('create limit', () => {
     exhaust('create', EXPECTED_LIMITS.create, createsUsed, () => create('rate-limit probe'));

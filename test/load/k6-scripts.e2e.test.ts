@@ -207,7 +207,8 @@ describe('the rate-limit scenario against the all-in-one system with the default
     expectPassed(run);
     expect(run.output).toMatch(/create 200: 10\b/);
     expect(run.output).toMatch(/create 429: 2\b/);
-    expect(run.output).toMatch(/metadata 200: 50\b/);
+    expect(run.output).toMatch(/metadata 200: 25\b/);
+    expect(run.output).toMatch(/page 200: 25\b/);
     expect(run.output).toMatch(/stats 200: 20\b/);
   });
 });
