@@ -17,6 +17,8 @@ export interface GatewayOverrides {
   registry?: Registry;
   /** A limiter to use instead of the one REDIS_URL selects (tests, all-in-one). */
   limiter?: RateLimiter;
+  /** Accepted for the common module contract; the gateway publishes and consumes nothing. */
+  bus?: unknown;
 }
 
 export interface GatewayService {
