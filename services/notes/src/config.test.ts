@@ -99,6 +99,7 @@ describe('loadNotesConfig', () => {
     ['PUBLIC_BASE_URL', 'ftp://x', /^PUBLIC_BASE_URL:/],
     ['PUBLIC_BASE_URL', 'not a url', /^PUBLIC_BASE_URL: not a valid URL/],
     ['AMQP_URL', 'http://rabbit', /^AMQP_URL:/],
+    ['AMQP_EXCHANGE', 'a b', /^AMQP_EXCHANGE:/],
     ['MASTER_KEYS', 'k1:c2hvcnQ=', /^MASTER_KEYS: key "k1" must be 32 bytes/],
     ['LOOKUP_KEY', 'c2hvcnQ=', /^LOOKUP_KEY: must be 32 bytes/],
     ['MAIL_KEYS', 'nocolon', /^MAIL_KEYS:/],

@@ -68,6 +68,7 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'events and mail commands are relayed to RabbitMQ; without it the outbox only grows');
   const amqpExchange = reader.str('AMQP_EXCHANGE', 'vanish');
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(amqpExchange)) reader.problem('AMQP_EXCHANGE: letters, digits, dot, dash, underscore only');
 
   const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, keyLogger);
   const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger);
