@@ -128,7 +128,8 @@ export async function runProcess(options: RunProcessOptions): Promise<RunningPro
       };
       const timer = setTimeout(() => {
         lineWaiters.delete(waiter);
-        const tail = existingLine(pattern) ?? (partial.stdout + partial.stderr).match(pattern)?.[0];
+        // A last line without its newline yet still counts.
+        const tail = [partial.stdout, partial.stderr].find((line) => matches(line, pattern));
         if (tail !== undefined) resolve(tail);
         else reject(new Error(`no output matching ${String(pattern)} within ${timeoutMs} ms; output:\n${all}`));
       }, timeoutMs);
