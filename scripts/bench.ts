@@ -6,7 +6,8 @@
 // Plus: event lag (creation → stats counter) p50/p99 under the create load, RSS of each service at the end,
 // and a wrk cross-check of the metadata read. Writes docs/performance.md (the generated section) and
 // docs/performance.svg. Env: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn),
-// MARIADB_URL (mysql://root@127.0.0.1:3306), REDIS_URL, AMQP_URL (without vhost), BENCH_SKIP_FULL=1.
+// MARIADB_URL (mysql://root@127.0.0.1:3306), REDIS_URL, AMQP_URL (without vhost), BENCH_SKIP_FULL=1,
+// BENCH_DIAGNOSTICS=0 (skip the reads straight to notes and stats), BENCH_CPU_PROF=1.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
+const DIAGNOSTICS = process.env.BENCH_DIAGNOSTICS !== '0';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const YARDSTICK_JS = `
@@ -92,6 +94,7 @@ async function gatewayHop(logDir: string, dataDir: string): Promise<{ result: Lo
 
 interface FullTopology {
   results: Scenario[];
+  diagnostics: Scenario[];
   lag: { p50: number; p99: number; events: number; missing: number };
   rss: Record<string, number | undefined>;
   wrk?: WrkResult;
@@ -110,6 +113,14 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
     scenario: 'metadata read (gateway → notes → MariaDB)', url: baseUrl,
     paths: uuids.map((u) => `/api/view/${u}.php`), connections: CONNECTIONS, durationSeconds: DURATION,
   }));
+  // Diagnostics (not goals): the same reads straight to the service, to tell the gateway's share of the cost.
+  const diagnostics: Scenario[] = [];
+  if (DIAGNOSTICS) {
+    diagnostics.push(await warmAndMeasure({
+      scenario: 'diagnostic: metadata read straight to notes (no gateway)', url: `http://127.0.0.1:${ports.notes[0]}`,
+      paths: uuids.map((u) => `/api/view/${u}.php`), connections: CONNECTIONS, durationSeconds: DURATION,
+    }));
+  }
 
   // Create, with event lag: the k-th 200 answer against the time the stats counter reached k.
   const statsDirect = `http://127.0.0.1:${ports.stats[0]}/api/stats.php`;
@@ -165,6 +176,11 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
   results.push(await warmAndMeasure({
     scenario: 'stats (gateway → stats)', url: `${baseUrl}/api/stats.php`, connections: CONNECTIONS, durationSeconds: DURATION,
   }));
+  if (DIAGNOSTICS) {
+    diagnostics.push(await warmAndMeasure({
+      scenario: 'diagnostic: stats straight to stats (no gateway)', url: statsDirect, connections: CONNECTIONS, durationSeconds: DURATION,
+    }));
+  }
 
   log(`cross-checking the metadata read with wrk for ${DURATION} s`);
   const wrk = runWrk(`${baseUrl}/api/view/${uuids[0]}.php`, CONNECTIONS, DURATION);
@@ -172,7 +188,7 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
   const rss: Record<string, number | undefined> = {};
   for (const child of [gateway, notes, stats, mailer]) rss[child.name] = rssMb(child.process.pid);
   for (const child of [gateway, notes, stats, mailer]) await child.stop();
-  return { results, lag, rss, wrk };
+  return { results, diagnostics, lag, rss, wrk };
 }
 
 function goalLine(name: string, value: number, goal: number, unit: string, lowerIsBetter: boolean): string {
@@ -197,7 +213,7 @@ async function main(): Promise<void> {
     hopRss = hop.rss;
     if (process.env.BENCH_SKIP_FULL !== '1') {
       full = await fullTopology(logDir, dataDir);
-      scenarios.push(...full.results);
+      scenarios.push(...full.results, ...full.diagnostics);
     }
     scenarios.push(await measureYardstick('end'));
   } catch (error) {
