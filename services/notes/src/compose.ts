@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import type { Knex } from 'knex';
 import {
-  Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, NotFoundError, aeadOpen, aeadSeal, createAdminApp, createLogger,
+  Lifecycle, MAIL_SEAL_PURPOSE, baseSecurityHeaders, MessageSealer, NotFoundError, aeadOpen, aeadSeal, createAdminApp, createLogger,
   createRegistry, errorHandler, httpMetrics, listen, requestId, systemClock, type Clock, type Listening, type Logger,
   type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry,
 } from '@vanish/common';
@@ -121,7 +121,10 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     publicBaseUrl: config.publicBaseUrl,
     logger: logger.child('notes/pages'),
   }));
-  app.use((_req, _res, next) => { next(new NotFoundError('NOT_FOUND', 'Not found')); });
+  app.use((_req, res, next) => {
+    baseSecurityHeaders(res);
+    next(new NotFoundError('NOT_FOUND', 'Not found'));
+  });
   app.use(errorHandler(logger.child('notes/http')));
 
   const adminApp = createAdminApp({

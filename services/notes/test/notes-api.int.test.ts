@@ -307,6 +307,12 @@ describe.each(engines)('notes API on %s', (_engine, makeDatabase) => {
       expectError(await send(base, 'GET', path), 404, 'NOT_FOUND');
     });
 
+    it('when a path outside /api is unknown, then 404 with the DECISIONS 8 security headers', async () => {
+      const answer = await send(base, 'GET', '/no/such/page', { unchecked: true });
+      expect(answer.status).toBe(404);
+      expect(answer.headers).toMatchObject({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' });
+    });
+
     it('when GET /api/openapi.json, then the repository document is served as JSON', async () => {
       const answer = await send(base, 'GET', '/api/openapi.json');
       expect(answer.status).toBe(200);
