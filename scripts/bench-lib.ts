@@ -86,6 +86,31 @@ export function tail(file: string, lines = 30): string {
   return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
 }
 
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** CPU seconds (user + system) used so far by the given processes, from /proc/<pid>/stat. */
+export function cpuSeconds(pids: Array<number | undefined>): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    if (pid === undefined) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of the line)
+    } catch {
+      // the process is gone
+    }
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
+/** The pid of the machine's MariaDB server, if one runs. */
+export function mariadbPid(): number | undefined {
+  const run = spawnSync('pgrep', ['-x', 'mariadbd'], { encoding: 'utf8' });
+  const pid = Number(run.stdout.trim().split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
 /** Resident set size of a process in MB, from /proc. */
 export function rssMb(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
@@ -100,6 +125,10 @@ export function rssMb(pid: number | undefined): number | undefined {
 
 export interface LoadResult {
   scenario: string;
+  /** CPU time (user + system) the processes under test spent per answered request, in ms. */
+  cpuMsPerRequest?: number;
+  /** The same for the MariaDB server (shared with other work on the machine: an upper bound). */
+  dbCpuMsPerRequest?: number;
   requestsPerSecond: number;
   p50: number;
   p99: number;

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  ROOT, chartSvg, fmt, freePort, loadAverage, log, machine, percentile, randomKey, randomSuffix, replaceSection, rssMb,
+  ROOT, chartSvg, cpuSeconds, fmt, freePort, loadAverage, log, machine, mariadbPid, percentile, randomKey, randomSuffix, replaceSection, rssMb,
   runAutocannon, runWrk, sleep, startNode, tail, waitReady, type Child, type LoadResult, type WrkResult,
 } from './bench-lib';
 import { HIGH_LIMIT, seedNotes, startTopology } from './bench-topology';
@@ -48,12 +48,26 @@ interface Scenario extends LoadResult {
 const children: Child[] = [];
 const cleanups: (() => Promise<void>)[] = [];
 
-async function warmAndMeasure(options: Parameters<typeof runAutocannon>[0]): Promise<LoadResult> {
+const DB_PID = mariadbPid();
+
+/** Runs a measurement and adds the CPU the processes under test (and MariaDB) spent per request. */
+async function withCpu(processes: Child[], run: () => Promise<LoadResult>): Promise<LoadResult> {
+  const pids = processes.map((p) => p.process.pid);
+  const before = cpuSeconds(pids);
+  const dbBefore = cpuSeconds([DB_PID]);
+  const result = await run();
+  const requests = Math.max(1, result.total);
+  result.cpuMsPerRequest = ((cpuSeconds(pids) - before) * 1000) / requests;
+  if (DB_PID !== undefined) result.dbCpuMsPerRequest = ((cpuSeconds([DB_PID]) - dbBefore) * 1000) / requests;
+  log(`  ${fmt(result.requestsPerSecond)} req/s, p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms, errors ${result.errors}, ` +
+    `CPU ${fmt(result.cpuMsPerRequest, 2)} ms/request (MariaDB ${fmt(result.dbCpuMsPerRequest ?? NaN, 2)})`);
+  return result;
+}
+
+async function warmAndMeasure(options: Parameters<typeof runAutocannon>[0], processes: Child[]): Promise<LoadResult> {
   if (WARMUP > 0) await runAutocannon({ ...options, durationSeconds: WARMUP, onOk: undefined });
   log(`measuring ${options.scenario} for ${options.durationSeconds} s at ${options.connections} connections`);
-  const result = await runAutocannon(options);
-  log(`  ${fmt(result.requestsPerSecond)} req/s, p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms, errors ${result.errors}`);
-  return result;
+  return withCpu(processes, () => runAutocannon(options));
 }
 
 /** The yardstick process runs for the whole bench and is measured at the start and at the end. */
@@ -62,7 +76,7 @@ async function startYardstick(logDir: string): Promise<(label: string) => Promis
   const child = startNode('yardstick', ['-e', YARDSTICK_JS], { PORT: String(port) }, logDir);
   children.push(child);
   await waitReady(child, `http://127.0.0.1:${port}/`);
-  return (label) => warmAndMeasure({ scenario: `yardstick: bare express hello-world (${label})`, url: `http://127.0.0.1:${port}/`, connections: CONNECTIONS, durationSeconds: DURATION });
+  return (label) => warmAndMeasure({ scenario: `yardstick: bare express hello-world (${label})`, url: `http://127.0.0.1:${port}/`, connections: CONNECTIONS, durationSeconds: DURATION }, [child]);
 }
 
 async function gatewayHop(logDir: string, dataDir: string): Promise<{ result: LoadResult; rss?: number }> {
@@ -85,7 +99,7 @@ async function gatewayHop(logDir: string, dataDir: string): Promise<{ result: Lo
     scenario: 'gateway hop: Redis limit + proxy to a trivial upstream',
     url: `http://127.0.0.1:${port}/api/view/00000000-0000-4000-8000-000000000000.php`,
     connections: CONNECTIONS, durationSeconds: DURATION,
-  });
+  }, [gateway, upstream]);
   const rss = rssMb(gateway.process.pid);
   await gateway.stop();
   await upstream.stop();
@@ -105,6 +119,7 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
   const { baseUrl, ports } = topology;
   const { gateway, notes, stats, mailer } = topology.services;
   log('full topology ready');
+  const everyService = [gateway, notes, stats, mailer];
 
   // Notes for the metadata read: 24-hour time notes, so reads never end them.
   const uuids = await seedNotes(baseUrl, 200);
@@ -112,14 +127,14 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
   results.push(await warmAndMeasure({
     scenario: 'metadata read (gateway → notes → MariaDB)', url: baseUrl,
     paths: uuids.map((u) => `/api/view/${u}.php`), connections: CONNECTIONS, durationSeconds: DURATION,
-  }));
+  }, everyService));
   // Diagnostics (not goals): the same reads straight to the service, to tell the gateway's share of the cost.
   const diagnostics: Scenario[] = [];
   if (DIAGNOSTICS) {
     diagnostics.push(await warmAndMeasure({
       scenario: 'diagnostic: metadata read straight to notes (no gateway)', url: `http://127.0.0.1:${ports.notes[0]}`,
       paths: uuids.map((u) => `/api/view/${u}.php`), connections: CONNECTIONS, durationSeconds: DURATION,
-    }));
+    }, everyService));
   }
 
   // Create, with event lag: the k-th 200 answer against the time the stats counter reached k.
@@ -160,8 +175,7 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
     }
   })();
   log(`measuring ${createOptions.scenario} for ${DURATION} s at ${CONNECTIONS} connections (with event lag)`);
-  const created = await runAutocannon({ ...createOptions, onOk: (at) => completions.push(at) });
-  log(`  ${fmt(created.requestsPerSecond)} req/s, p50 ${fmt(created.p50, 1)} ms, p99 ${fmt(created.p99, 1)} ms, errors ${created.errors}`);
+  const created = await withCpu(everyService, () => runAutocannon({ ...createOptions, onOk: (at) => completions.push(at) }));
   results.push(created);
   const drainDeadline = Date.now() + 60_000;
   while (counted.length < completions.length && Date.now() < drainDeadline) await sleep(100);
@@ -175,11 +189,11 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
 
   results.push(await warmAndMeasure({
     scenario: 'stats (gateway → stats)', url: `${baseUrl}/api/stats.php`, connections: CONNECTIONS, durationSeconds: DURATION,
-  }));
+  }, everyService));
   if (DIAGNOSTICS) {
     diagnostics.push(await warmAndMeasure({
       scenario: 'diagnostic: stats straight to stats (no gateway)', url: statsDirect, connections: CONNECTIONS, durationSeconds: DURATION,
-    }));
+    }, everyService));
   }
 
   log(`cross-checking the metadata read with wrk for ${DURATION} s`);
@@ -239,9 +253,10 @@ async function main(): Promise<void> {
   const minutes = (Date.now() - started) / 60_000;
 
   const table = [
-    '| scenario | requests/s | p50 ms | p99 ms | errors | ratio to yardstick (mean of start and end) |',
-    '|---|---:|---:|---:|---:|---:|',
-    ...scenarios.map((s) => `| ${s.scenario} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${s.errors} | ${fmt((s.ratio ?? 0) * 100)}% |`),
+    '| scenario | requests/s | p50 ms | p99 ms | errors | ratio to yardstick (mean of start and end) | CPU ms/request (services) | MariaDB CPU ms/request |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...scenarios.map((s) => `| ${s.scenario} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${s.errors} | ` +
+      `${fmt((s.ratio ?? 0) * 100)}% | ${fmt(s.cpuMsPerRequest ?? NaN, 2)} | ${s.scenario.startsWith('yardstick') || s.scenario.startsWith('gateway hop') ? '' : fmt(s.dbCpuMsPerRequest ?? NaN, 2)} |`),
   ];
   const lines: string[] = [];
   lines.push(`Generated by \`npm run bench\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC in ${fmt(minutes, 1)} minutes.`);
@@ -252,6 +267,10 @@ async function main(): Promise<void> {
   lines.push(`- Services: separate \`node services/<name>/dist/main.js\` processes, LOG_LEVEL=${LOG_LEVEL}; MariaDB, Redis and RabbitMQ are the machine's own servers; limits raised to ${HIGH_LIMIT} per hour.`);
   lines.push('');
   lines.push(...table);
+  lines.push('');
+  lines.push('CPU ms/request: user + system CPU of the processes under test (the yardstick process; the gateway and its trivial ' +
+    'upstream; the four services) over the requests answered. Unlike requests/s it hardly depends on what else the machine runs. ' +
+    'The MariaDB column is the whole server process, which other work on the machine shares: an upper bound.');
   lines.push('');
   if (full) {
     lines.push(`Event lag, note creation answered → stats counter updated (polled every 20 ms, under the create load): ` +
