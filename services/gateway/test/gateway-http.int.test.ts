@@ -1,3 +1,4 @@
+import { Agent, get } from 'node:http';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { setFlagsFromString } from 'node:v8';
@@ -122,6 +123,21 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
         expectApiHeaders(answer);
       }
       expect(notes.seen).toHaveLength(0);
+    });
+
+    it('when the gateway refuses a request without a body, then the keep-alive connection stays open', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const connection = await new Promise<string | undefined>((resolve, reject) => {
+          get(`${gw.url}/api/nothing.php`, { agent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.headers.connection));
+          }).on('error', reject);
+        });
+        expect(connection).toBe('keep-alive');
+      } finally {
+        agent.destroy();
+      }
     });
 
     it('when a method is not supported, then 405 METHOD_NOT_ALLOWED with Allow', async () => {

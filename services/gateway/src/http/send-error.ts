@@ -22,7 +22,8 @@ export function sendError(req: Request, res: Response, err: unknown): void {
     res.destroy();
     return;
   }
-  const bodyPending = !(req.complete || req.readableEnded || req.destroyed);
+  const announcesBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+  const bodyPending = announcesBody && !(req.complete || req.readableEnded || req.destroyed);
   if (!bodyPending) {
     write(req, res, appError);
     return;
