@@ -37,7 +37,7 @@ statsStoreContract('KnexStatsStore on MariaDB', async () => {
 describe('FakeStatsStore', () => {
   it('when an id is applied twice, then it counts once, like the knex store', async () => {
     const store = new FakeStatsStore();
-    const delta = { created: 0, ended: 1, endedRead: 1, accessed: 0, failedAccess: 0 };
+    const delta = { created: 0, ended: 1, endedRead: 1, accessed: 0, failedAccess: 0, lateBucketWrites: 0 };
     expect(await store.applyOnce('a', delta, 1)).toBe(true);
     expect(await store.applyOnce('a', delta, 1)).toBe(false);
     expect(await store.counters()).toMatchObject({ ended: 1, endedRead: 1 });

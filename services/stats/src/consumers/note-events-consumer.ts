@@ -64,7 +64,7 @@ export class NoteEventsConsumer {
       throw new PermanentMessageFailure(`malformed note event: ${err.message}`);
     }
     const found = event;
-    const counted = await this.apply(eventIdDigest(found.id), effectOf(found));
+    const counted = await this.apply(eventIdDigest(found.id), effectOf(found, clock.now().getTime()));
     metrics.consumed(found.event, counted ? 'counted' : 'duplicate');
     if (counted) metrics.lag((clock.now().getTime() - Date.parse(found.timestamp)) / 1000);
     else this.logger.debug('duplicate event ignored', { event: found.event, attempt: message.attempt });

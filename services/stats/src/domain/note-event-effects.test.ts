@@ -6,8 +6,8 @@ const envelope = (event: string, data: Record<string, unknown> = {}, extra: Reco
 
 describe('parseNoteEvent and effectOf', () => {
   it('when a note is created, then total and its creation minute count one', () => {
-    const effect = effectOf(parseNoteEvent(envelope('note.created', { expiry_type: 'view' })));
-    expect(effect).toEqual({ created: 1, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0, createdMinute: Math.floor(Date.parse('2026-01-01T10:20:00Z') / 60_000) });
+    const effect = effectOf(parseNoteEvent(envelope('note.created', { expiry_type: 'view' })), Date.parse('2026-01-01T10:20:59Z'));
+    expect(effect).toEqual({ created: 1, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0, lateBucketWrites: 0, createdMinute: Math.floor(Date.parse('2026-01-01T10:20:00Z') / 60_000) });
   });
 
   it.each([
@@ -16,12 +16,18 @@ describe('parseNoteEvent and effectOf', () => {
     ['note.expired', { reason: 'time', was_read: true }, 1],
     ['note.expired', { reason: 'retention', was_read: false }, 0],
   ])('when %s arrives with %o, then one note ended and read-before-end counts %d', (event, data, read) => {
-    expect(effectOf(parseNoteEvent(envelope(event, data)))).toMatchObject({ created: 0, ended: 1, endedRead: read });
+    expect(effectOf(parseNoteEvent(envelope(event, data)), 0)).toMatchObject({ created: 0, ended: 1, endedRead: read });
+  });
+
+  it('when a creation is applied two or more minutes after its minute, then it is marked as a late bucket write', () => {
+    const event = parseNoteEvent(envelope('note.created'));
+    expect(effectOf(event, Date.parse('2026-01-01T10:21:59Z')).lateBucketWrites).toBe(0);
+    expect(effectOf(event, Date.parse('2026-01-01T10:22:00Z')).lateBucketWrites).toBe(1);
   });
 
   it('when accesses and failed accesses arrive, then only their own counters move', () => {
-    expect(effectOf(parseNoteEvent(envelope('note.accessed')))).toMatchObject({ accessed: 1, ended: 0, created: 0 });
-    expect(effectOf(parseNoteEvent(envelope('note.failed_access')))).toMatchObject({ failedAccess: 1, ended: 0 });
+    expect(effectOf(parseNoteEvent(envelope('note.accessed')), 0)).toMatchObject({ accessed: 1, ended: 0, created: 0 });
+    expect(effectOf(parseNoteEvent(envelope('note.failed_access')), 0)).toMatchObject({ failedAccess: 1, ended: 0 });
   });
 
   it.each([

@@ -34,12 +34,18 @@ export function parseNoteEvent(body: string): NoteEvent {
   return value;
 }
 
-/** What an event changes. Ends (destroyed for any reason, expired) count once each: DECISIONS 6. */
-export function effectOf(event: NoteEvent): CounterDelta {
-  const zero: CounterDelta = { created: 0, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0 };
+/**
+ * What an event changes. Ends (destroyed for any reason, expired) count once each: DECISIONS 6.
+ * `appliedAt` (epoch ms) tells a late creation (two or more minutes old) from a current one.
+ */
+export function effectOf(event: NoteEvent, appliedAt: number): CounterDelta {
+  const zero: CounterDelta = { created: 0, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0, lateBucketWrites: 0 };
   switch (event.event) {
-    case 'note.created':
-      return { ...zero, created: 1, createdMinute: Math.floor(Date.parse(event.timestamp) / MINUTE_MS) };
+    case 'note.created': {
+      const createdMinute = Math.floor(Date.parse(event.timestamp) / MINUTE_MS);
+      const late = createdMinute <= Math.floor(appliedAt / MINUTE_MS) - 2 ? 1 : 0;
+      return { ...zero, created: 1, createdMinute, lateBucketWrites: late };
+    }
     case 'note.accessed':
       return { ...zero, accessed: 1 };
     case 'note.failed_access':

@@ -29,15 +29,30 @@ describe('StatsService', () => {
       '2026-02-28T00:00:00Z', // outside 30d
     ];
     for (const [i, ts] of stamps.entries()) {
-      await store.applyOnce(eventIdDigest(`c${i}`), effectOf(event(`c${i}`, 'note.created', ts)), 0);
+      await store.applyOnce(eventIdDigest(`c${i}`), effectOf(event(`c${i}`, 'note.created', ts), clock.now().getTime()), 0);
     }
-    await store.applyOnce(eventIdDigest('d1'), effectOf(event('d1', 'note.destroyed', '2026-03-31T12:00:00Z', { reason: 'views', was_read: true })), 0);
-    await store.applyOnce(eventIdDigest('d2'), effectOf(event('d2', 'note.expired', '2026-03-31T12:00:00Z', { reason: 'time', was_read: false })), 0);
+    await store.applyOnce(eventIdDigest('d1'), effectOf(event('d1', 'note.destroyed', '2026-03-31T12:00:00Z', { reason: 'views', was_read: true }), 0), 0);
+    await store.applyOnce(eventIdDigest('d2'), effectOf(event('d2', 'note.expired', '2026-03-31T12:00:00Z', { reason: 'time', was_read: false }), 0), 0);
     const stats = await new StatsService({ store, clock, heartbeatIntervalMs: 10_000 }).statistics();
     expect(stats).toMatchObject({
       total_notes_created: 7, active_notes: 5, destroyed_notes: 2, success_rate: 50,
       notes_24h: 2, notes_7d: 4, notes_30d: 6, generated_at: '2026-03-31 12:00:30',
     });
+  });
+
+  it('when a late creation lands after the windows were summed, then the next answer includes it; when the minute turns, the windows slide', async () => {
+    const clock = new ManualClock(new Date('2026-03-31T12:00:30Z'));
+    const store = new FakeStatsStore();
+    const service = new StatsService({ store, clock, heartbeatIntervalMs: 10_000 });
+    const create = (id: string, ts: string) => store.applyOnce(eventIdDigest(id), effectOf(event(id, 'note.created', ts), clock.now().getTime()), 0);
+    await create('a', '2026-03-30T12:05:00Z');
+    expect((await service.statistics()).notes_24h).toBe(1);
+    await create('late', '2026-03-31T08:00:00Z');
+    await create('now', '2026-03-31T12:00:00Z');
+    expect((await service.statistics()).notes_24h).toBe(3);
+    clock.advance(5 * 60_000); // 12:05:30: the 12:05 creation of yesterday is now 24h old
+    expect((await service.statistics()).notes_24h).toBe(2);
+    expect((await service.statistics()).notes_7d).toBe(3);
   });
 
   it('when a heartbeat is older than three periods, then health_status reports the component down', async () => {

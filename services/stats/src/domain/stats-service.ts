@@ -24,6 +24,7 @@ export interface StatsServiceOptions {
 }
 
 const DAY_MINUTES = 24 * 60;
+const WINDOW_DAYS = [1, 7, 30] as const;
 
 /** success_rate: percent of ended notes that were read, two decimals; 100 before any note ended. */
 export function successRate(ended: number, endedRead: number): number {
@@ -36,6 +37,9 @@ export function successRate(ended: number, endedRead: number): number {
  * at a thousand notes as at a hundred million (DECISIONS 6).
  */
 export class StatsService {
+  /** Window sums over complete minutes (all but the last two), valid for one minute and one late-write count. */
+  private settled: { minute: number; lateWrites: number; sums: readonly number[] } | undefined;
+
   constructor(private readonly options: StatsServiceOptions) {}
 
   async statistics(): Promise<Statistics> {
@@ -43,15 +47,22 @@ export class StatsService {
     const now = clock.now();
     const nowMs = now.getTime();
     const nowMinute = Math.floor(nowMs / MINUTE_MS);
-    // "In the last N days, to the minute": the current minute and the N*1440-1 before it.
-    const window = (days: number) => store.createdBetween(nowMinute - days * DAY_MINUTES + 1, nowMinute);
-    const [counters, day, week, month, heartbeats] = await Promise.all([
+    // Steady state: three small reads (counters, the last two minute buckets, fresh heartbeats).
+    const [counters, recent, heartbeats] = await Promise.all([
       store.counters(),
-      window(1),
-      window(7),
-      window(30),
+      store.createdBetween(nowMinute - 1, nowMinute),
       store.heartbeatsSince(nowMs - SILENT_AFTER_PERIODS * heartbeatIntervalMs),
     ]);
+    // "In the last N days, to the minute": the current minute and the N*1440-1 before it. The part
+    // before the last two minutes only changes when the minute turns or a late event lands there
+    // (which moves lateBucketWrites); then it is summed again, at most ~840 bucket rows a window.
+    let settled = this.settled;
+    if (!settled || settled.minute !== nowMinute || settled.lateWrites !== counters.lateBucketWrites) {
+      const sums = await Promise.all(WINDOW_DAYS.map((days) => store.createdBetween(nowMinute - days * DAY_MINUTES + 1, nowMinute - 2)));
+      settled = { minute: nowMinute, lateWrites: counters.lateBucketWrites, sums };
+      this.settled = settled;
+    }
+    const [day, week, month] = settled.sums.map((sum) => sum + recent);
     return {
       total_notes_created: counters.created,
       // Ends can be counted before their creation when a retry reorders events: never show a negative.

@@ -5,6 +5,8 @@ export interface CounterDelta {
   endedRead: number;
   accessed: number;
   failedAccess: number;
+  /** 1 when the creation lands in a minute at least two minutes before the minute it is applied in. */
+  lateBucketWrites: number;
   /** Minutes since the epoch of a creation (from the event's timestamp), when created > 0. */
   createdMinute?: number;
 }
@@ -15,6 +17,8 @@ export interface Counters {
   endedRead: number;
   accessed: number;
   failedAccess: number;
+  /** Moves whenever a bucket of a complete minute changes: the windows' cache key. */
+  lateBucketWrites: number;
 }
 
 export interface HeartbeatRecord {

@@ -10,6 +10,7 @@ const COUNTER_NAMES: Record<keyof Counters, string> = {
   endedRead: 'notes_ended_read',
   accessed: 'notes_accessed',
   failedAccess: 'notes_failed_access',
+  lateBucketWrites: 'created_bucket_late_writes',
 };
 
 async function withDatabase<T>(call: () => Promise<T>): Promise<T> {
@@ -48,7 +49,7 @@ export class KnexStatsStore implements StatsStore {
       // A concurrent duplicate (another replica) fails here on the primary key; the broker retries
       // the batch's messages and they then see the id.
       await trx('stats_seen_events').insert(fresh.map((i) => ({ id_digest: i.eventIdDigest, seen_at: seenAt })));
-      const totals = { created: 0, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0 } as Counters;
+      const totals: Counters = { created: 0, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0, lateBucketWrites: 0 };
       const minutes = new Map<number, number>();
       for (const { delta } of fresh) {
         for (const key of Object.keys(totals) as Array<keyof Counters>) totals[key] += delta[key];

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as createStatsTables from '../../migrations/20261122032000_create_stats_tables';
+import * as addLateBucketCounter from '../../migrations/20261122040000_add_late_bucket_counter';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -9,6 +10,7 @@ interface Migration {
 /** Every migration, in order, listed statically so they run the same under jest and from dist. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122032000_create_stats_tables', createStatsTables],
+  ['20261122040000_add_late_bucket_counter', addLateBucketCounter],
 ];
 
 class StaticMigrationSource implements Knex.MigrationSource<readonly [string, Migration]> {

@@ -4,7 +4,7 @@ import type { CounterDelta, Counters, HeartbeatRecord, PruneLimits, StatsStore }
 export class FakeStatsStore implements StatsStore {
   readonly seen = new Map<string, number>();
   readonly minutes = new Map<number, number>();
-  private readonly totals: Counters = { created: 0, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0 };
+  private readonly totals: Counters = { created: 0, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0, lateBucketWrites: 0 };
   private readonly heartbeats = new Map<string, HeartbeatRecord>();
   down = false;
 
