@@ -34,6 +34,8 @@ interface Queue {
 export interface InProcessBusOptions {
   logger?: Logger;
   registry?: Registry;
+  /** Messages held while no queue is bound for them (default 10000; 0 drops them as a broker would). */
+  maxUnrouted?: number;
 }
 
 /**
@@ -41,11 +43,16 @@ export interface InProcessBusOptions {
  * delivery rules as RabbitMqBus (`*`/`#` bindings, prefetch, ack after the handler resolves,
  * delayed retries, maxAttempts, `<queue>.dlq`). Queues live from their first consume() until
  * the process ends and keep collecting messages while no consumer is attached (like durable
- * queues); a message published before any queue is bound is dropped, as a broker would.
- * Nothing survives a restart: durability is RabbitMQ's job.
+ * queues). Unlike a broker, a message that no queue is bound for yet is held (up to
+ * `maxUnrouted`, oldest dropped first) and handed to the first queue declared later whose
+ * bindings match: in one process the queues are declared anew at every start, and the services
+ * start one after another, so what notes relays before stats has subscribed is not lost (on
+ * RabbitMQ the durable queues already exist). Nothing survives a restart: durability is RabbitMQ's job.
  */
 export class InProcessBus implements MessagePublisher, MessageConsumer {
   private readonly queues = new Map<string, Queue>();
+  private unrouted: IncomingMessage[] = [];
+  private readonly maxUnrouted: number;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly logger: Logger;
   private readonly metrics: BusMetrics;
@@ -54,17 +61,24 @@ export class InProcessBus implements MessagePublisher, MessageConsumer {
   constructor(options: InProcessBusOptions = {}) {
     this.logger = (options.logger ?? silentLogger).child('bus/in-process');
     this.metrics = createBusMetrics(options.registry, 'in_process');
+    this.maxUnrouted = options.maxUnrouted ?? 10_000;
     this.metrics.connected(true);
   }
 
   async publish(messages: readonly OutgoingMessage[]): Promise<void> {
     if (this.closed) throw new Error('in-process bus is closed');
     for (const message of messages) {
+      let routed = false;
       for (const queue of this.queues.values()) {
         if ([...queue.bindings].some((pattern) => topicMatches(pattern, message.routingKey))) {
           queue.ready.push({ id: message.id, routingKey: message.routingKey, body: message.body, attempt: 1 });
           this.schedulePump(queue);
+          routed = true;
         }
+      }
+      if (!routed && this.maxUnrouted > 0) {
+        this.unrouted.push({ id: message.id, routingKey: message.routingKey, body: message.body, attempt: 1 });
+        if (this.unrouted.length > this.maxUnrouted) this.unrouted.shift();
       }
       this.metrics.published(message.routingKey, 1);
     }
@@ -99,6 +113,14 @@ export class InProcessBus implements MessagePublisher, MessageConsumer {
       this.queues.set(name, queue);
     }
     for (const binding of bindings) queue.bindings.add(binding);
+    if (this.unrouted.length > 0) {
+      const matches = (m: IncomingMessage) => [...queue!.bindings].some((pattern) => topicMatches(pattern, m.routingKey));
+      const held = this.unrouted.filter(matches);
+      if (held.length > 0) {
+        this.unrouted = this.unrouted.filter((m) => !matches(m));
+        queue.ready.push(...held);
+      }
+    }
     return queue;
   }
 
