@@ -25,7 +25,7 @@ describe('http helpers', () => {
   it('when JSON is posted, then it is parsed and the answer carries the DECISIONS 8 headers', async () => {
     const res = await post('{"a":1}');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ got: { a: 1 } });
+    expect((await res.json()) as unknown).toEqual({ got: { a: 1 } });
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
@@ -40,14 +40,14 @@ describe('http helpers', () => {
   ])('when the body is %s, then 400 with its code', async (_what, body, type, code) => {
     const res = await post(body, type);
     expect(res.status).toBe(400);
-    expect((await res.json()).code).toBe(code);
+    expect(((await res.json()) as { code: string }).code).toBe(code);
   });
 
   it('when a method is not supported, then 405 with Allow, and OPTIONS is 204 with Allow', async () => {
     const res = await fetch(`${base}/api/thing`, { method: 'DELETE' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
-    expect((await res.json()).code).toBe('METHOD_NOT_ALLOWED');
+    expect(((await res.json()) as { code: string }).code).toBe("METHOD_NOT_ALLOWED");
     const options = await fetch(`${base}/api/thing`, { method: 'OPTIONS' });
     expect(options.status).toBe(204);
     expect(options.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
@@ -64,6 +64,6 @@ describe('http helpers', () => {
   it('when an unknown /api path is asked for, then 404 NOT_FOUND in the error shape', async () => {
     const res = await fetch(`${base}/api/nope`);
     expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ code: 'NOT_FOUND', details: { parameter: null } });
+    expect((await res.json()) as unknown).toMatchObject({ code: 'NOT_FOUND', details: { parameter: null } });
   });
 });

@@ -117,10 +117,18 @@ function notFoundAsPage(err: unknown): never {
   throw err;
 }
 
-/** Browsers say where a form came from; a cross-site POST is refused before anything is read. */
+/**
+ * Browsers say where a form came from. Sec-Fetch-Site cannot be set by a page, so when present it
+ * decides; our own pages send `Origin: null` (Referrer-Policy no-referrer makes browsers hide the
+ * origin of form posts), so an explicit Origin must be ours and a bare `null` needs Sec-Fetch-Site.
+ * Clients that send neither still need the single-use form token.
+ */
 function sameOriginOrThrow(req: Request, allowedOrigin: string): void {
   const site = req.get('sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new PageForbidden();
+  if (site !== undefined) {
+    if (site !== 'same-origin') throw new PageForbidden();
+    return;
+  }
   const origin = req.get('origin');
   if (origin === undefined) return;
   if (origin !== allowedOrigin && origin !== `${req.protocol}://${req.get('host')}`) throw new PageForbidden();

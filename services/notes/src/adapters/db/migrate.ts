@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as createNotes from '../../migrations/20261122031500_create_notes';
 import * as createOutbox from '../../migrations/20261122031600_create_outbox';
+import * as createUsedFormTokens from '../../migrations/20261122040000_create_used_form_tokens';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -11,6 +12,7 @@ interface Migration {
 const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122031500_create_notes', createNotes],
   ['20261122031600_create_outbox', createOutbox],
+  ['20261122040000_create_used_form_tokens', createUsedFormTokens],
 ];
 
 class StaticMigrationSource implements Knex.MigrationSource<readonly [string, Migration]> {

@@ -9,6 +9,7 @@ function layout(title: string, body: Html): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
+<link rel="icon" href="data:,">
 <title>${title} · vanish</title>
 <link rel="stylesheet" href="/assets/app.css">
 </head>
