@@ -3,6 +3,7 @@ import amqp, { type ChannelModel } from 'amqplib';
 import { silentLogger } from '@vanish/common';
 import { HEADER_DEAD_REASON, HEADER_ROUTING_KEY, RabbitMqBus, dlqName, dlxName, retryQueueName } from '@vanish/bus';
 import { startFaultProxy, type FaultProxy } from '@vanish/testkit/fault-proxy';
+import { waitFor } from '@vanish/testkit/net';
 import { requireService } from '@vanish/testkit/services';
 import { CONTRACT_RETRY_DELAYS_MS, busContractTests } from './contract/bus.contract';
 
@@ -71,3 +72,41 @@ busContractTests('RabbitMqBus', async () => {
     },
   };
 }, usedQueues);
+
+describe('RabbitMqBus when the broker stalls (accepts, answers nothing)', () => {
+  it('when publishing to a stalled broker, then publish rejects within the confirm timeout, and works again after the stall ends', async () => {
+    await requireService('rabbitmq');
+    const exchange = `test.stall.${randomBytes(4).toString('hex')}`;
+    const queue = `contract.stall.${randomBytes(3).toString('hex')}`;
+    const proxy = await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 5672 });
+    const admin = await amqp.connect(AMQP_URL);
+    admin.on('error', () => undefined);
+    const bus = await RabbitMqBus.connect({
+      url: `amqp://guest:guest@127.0.0.1:${proxy.port}`, exchange, logger: silentLogger,
+      confirmTimeoutMs: 1_000, heartbeatSeconds: 1, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 500,
+    });
+    try {
+      const ids: string[] = [];
+      await bus.consume({ queue, bindings: ['st.*'] }, async (m) => { ids.push(m.id); });
+      proxy.stall();
+      const started = Date.now();
+      await expect(bus.publish([{ id: 'during', routingKey: 'st.x', body: '{}' }])).rejects.toThrow(/confirm|connect|closed/i);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      proxy.restore();
+      await waitFor(async () => {
+        try {
+          await bus.publish([{ id: 'after', routingKey: 'st.x', body: '{}' }]);
+          return true;
+        } catch {
+          return false;
+        }
+      }, { description: 'publish works after the stall', timeoutMs: 30_000, intervalMs: 200 });
+      await waitFor(() => ids.includes('after'), { description: 'delivery after the stall', timeoutMs: 30_000 });
+    } finally {
+      await bus.close();
+      await proxy.close();
+      await deleteTopology(admin, exchange, [queue]);
+      await admin.close();
+    }
+  }, 60_000);
+});
