@@ -30,6 +30,7 @@ describe('stats catching up after RabbitMQ was unreachable from notes', () => {
   let notesDb: TestDatabase;
   let dataDir: string;
   let proxy: FaultProxy;
+  let dbProxy: FaultProxy;
   let stats: StatsModule;
   let notes: NotesService;
   let statsPort: number;
@@ -46,8 +47,9 @@ describe('stats catching up after RabbitMQ was unreachable from notes', () => {
     }), { logger: silentLogger });
     statsPort = (await stats.start()).port;
     proxy = await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 5672 });
+    dbProxy = await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 3306 });
     notes = await createNotesService(loadNotesConfig({
-      PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: notesDb.url,
+      PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: notesDb.url.replace(':3306/', `:${dbProxy.port}/`),
       MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_KEYS: `m1:${KEY(3)}`,
       AMQP_URL: `amqp://guest:guest@127.0.0.1:${proxy.port}`, AMQP_EXCHANGE: exchange, HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_MS),
     }), { logger: silentLogger });
@@ -58,6 +60,7 @@ describe('stats catching up after RabbitMQ was unreachable from notes', () => {
     await notes?.stop();
     await stats?.stop();
     await proxy?.close();
+    await dbProxy?.close();
     const admin = await amqp.connect(AMQP_URL);
     const channel = await admin.createChannel();
     for (const q of ['stats.note-events', 'stats.heartbeats']) {
@@ -129,4 +132,17 @@ describe('stats catching up after RabbitMQ was unreachable from notes', () => {
     expect(countersOf(await fetchStats(statsPort))).toEqual(expected);
     expect((await fetchStats(statsPort)).health_status.database).toBe('healthy');
   }, 120_000);
+
+  it('when the notes database is cut, then health_status reports it within three periods, and healthy again after it returns', async () => {
+    await waitFor(async () => (await fetchStats(statsPort)).health_status.database === 'healthy', { description: 'healthy first', timeoutMs: 30_000 });
+    dbProxy.cut();
+    const cutAt = Date.now();
+    await waitFor(async () => (await fetchStats(statsPort)).health_status.database === 'unhealthy', { description: 'database reported unhealthy', timeoutMs: 10_000, intervalMs: 25 });
+    expect(Date.now() - cutAt).toBeLessThanOrEqual(3 * HEARTBEAT_MS + 300);
+    dbProxy.restore();
+    await waitFor(async () => {
+      const h = (await fetchStats(statsPort)).health_status;
+      return h.database === 'healthy' && h.encryption === 'available';
+    }, { description: 'healthy after the database returns', timeoutMs: 30_000 });
+  }, 60_000);
 });
