@@ -124,13 +124,15 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
 }
 
 /**
- * No offline queue (a command while disconnected fails at once), a short command timeout (a
+ * Auto-pipelining (commands of one tick share a write: fewer syscalls under load). No offline
+ * queue (a command while disconnected fails at once), a short command timeout (a
  * stalled Redis fails fast) and no resending after reconnects: the limiter falls back to memory
  * instead of waiting. Reconnects go on in the background, so Redis is used again when it returns.
  */
 function createRedisClient(url: string, commandTimeoutMs: number, logger: Logger): Redis {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
+    enableAutoPipelining: true,
     commandTimeout: commandTimeoutMs,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
