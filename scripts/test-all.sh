@@ -4,7 +4,7 @@
 # (numPassedTests / numFailedTests, plus numRuntimeErrorTestSuites: a suite that failed to run is a
 # failure), and exits non-zero when anything failed.
 #
-# Counting: each jest test counts once; build and type-check count as one check each; a suite under
+# Counting: each jest test counts once; build and each type-check count as one check each; a suite under
 # scripts/suites/ counts what its last line says when that line is `N passed, N failed`, else 1 by exit code.
 # A jest project that crashed or hung (no JSON report) counts as 1 failed.
 #
@@ -26,7 +26,7 @@ note() { printf '\n=== %s\n' "$*"; }
 record() { # name passed failed
   passed=$((passed + $2))
   failed=$((failed + $3))
-  summary+=("$(printf '%-12s %4d passed, %4d failed' "$1" "$2" "$3")")
+  summary+=("$(printf '%-22s %4d passed, %4d failed' "$1" "$2" "$3")")
 }
 
 check() { # name command...
@@ -47,6 +47,10 @@ workers_for() {
 
 check build npm run build
 check typecheck npx tsc -p tsconfig.json
+# Code outside the workspaces' build that has its own tsconfig (k6 scripts, their Node shim, benchmarks).
+for extra in load-tests/tsconfig.json load-tests/shim/tsconfig.json scripts/tsconfig.bench.json; do
+  if [[ -f "$extra" ]]; then check "tsc:${extra%/tsconfig*.json}" npx tsc -p "$extra" --noEmit; fi
+done
 
 for project in $PROJECTS; do
   report="$RESULTS_DIR/jest-$project.json"
