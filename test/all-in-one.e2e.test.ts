@@ -94,6 +94,13 @@ describe('npm start (all-in-one) in an empty data directory', () => {
     expect(response.status).toBe(200);
     expect(response.body.note.uuid).toBe(created.uuid);
   });
+
+  it('when interrupted with SIGINT (Ctrl-C), then it stops cleanly and exits 0', async () => {
+    app!.kill('SIGINT');
+    expect(await app!.exited).toEqual({ code: 0, signal: null });
+    expect(app!.output()).toMatch(/"signal":"SIGINT".*"msg":"shutting down"/);
+    await expect(fetch(`${gateway}/api/stats.php`)).rejects.toThrow();
+  });
 });
 
 describe('npm start (all-in-one) with NODE_ENV=production', () => {
