@@ -6,8 +6,10 @@ export interface OutboxRelayOptions {
   publisher: MessagePublisher;
   logger: Logger;
   registry?: Registry;
-  /** Poll period while idle. Default 200 ms (event lag stays well under a second). */
+  /** Poll period while rows keep coming. Default 50 ms (event lag stays well under a second under load). */
   intervalMs?: number;
+  /** Poll period once idle: empty rounds double the period from intervalMs up to this. Default 250 ms. */
+  idleIntervalMs?: number;
   /** Rows claimed and published per round. Default 100. */
   batchSize?: number;
   /** How long a claim keeps other relays off the rows. Must exceed a publish's confirm timeout. Default 30000. */
@@ -36,6 +38,8 @@ function metric<T>(registry: Registry, name: string, make: () => T): T {
  */
 export class OutboxRelay {
   private readonly intervalMs: number;
+  private readonly idleIntervalMs: number;
+  private idleDelay: number;
   private readonly batchSize: number;
   private readonly leaseMs: number;
   private readonly backlogEveryMs: number;
@@ -53,7 +57,9 @@ export class OutboxRelay {
   private readonly backlogAge?: Gauge<string>;
 
   constructor(private readonly options: OutboxRelayOptions) {
-    this.intervalMs = options.intervalMs ?? 200;
+    this.intervalMs = options.intervalMs ?? 50;
+    this.idleIntervalMs = Math.max(this.intervalMs, options.idleIntervalMs ?? 250);
+    this.idleDelay = this.intervalMs;
     this.batchSize = options.batchSize ?? 100;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.backlogEveryMs = options.backlogEveryMs ?? 5_000;
@@ -111,7 +117,15 @@ export class OutboxRelay {
       const count = await this.round();
       if (this.failures > 0) this.logger.info('outbox relay recovered', { afterFailures: this.failures });
       this.failures = 0;
-      if (count >= this.batchSize) next = 0;
+      if (count >= this.batchSize) {
+        next = 0;
+      } else if (count > 0) {
+        this.idleDelay = this.intervalMs;
+      } else {
+        // Nothing to do: poll less often, up to idleIntervalMs (notify() wakes it at once).
+        next = this.idleDelay;
+        this.idleDelay = Math.min(this.idleIntervalMs, this.idleDelay * 2);
+      }
     } catch (err) {
       this.failures += 1;
       this.failed?.inc();
