@@ -72,7 +72,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const lifecycle = new Lifecycle(logger);
   const metrics = createNotesMetrics(registry);
 
-  const knex = configureKnex(config.databaseUrl);
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db') });
   const store = new KnexNoteStore(knex, clock);
   const outbox = new KnexOutboxStore(knex, clock);
   const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf });

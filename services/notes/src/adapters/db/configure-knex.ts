@@ -35,7 +35,8 @@ function knexLog(logger: Logger): Knex.Config['log'] {
   const text = (message: unknown) => (message instanceof Error ? message.message : String(message));
   return {
     warn: (message: unknown) => logger.warn('database driver warning', { detail: text(message) }),
-    error: (message: unknown) => logger.error('database driver error', { detail: text(message) }),
+    // Driver errors (lost connections, pool timeouts) heal by themselves; the caller logs what fails a request.
+    error: (message: unknown) => logger.warn('database driver error', { detail: text(message) }),
     deprecate: (method: string, alternative: string) => logger.debug('knex deprecation', { method, alternative }),
     debug: () => undefined,
   };
