@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { fmt, log, machine, loadAverage, replaceSection, runAutocannon, tail, ROOT, type Child, type LoadResult } from './bench-lib';
+import { cpuSeconds, fmt, log, machine, loadAverage, mariadbPid, replaceSection, runAutocannon, tail, ROOT, type Child, type LoadResult } from './bench-lib';
 import { MARIADB_URL, seedNotes, startTopology } from './bench-topology';
 
 const LEVELS = (process.env.BENCH_GROWTH_LEVELS ?? '10000,100000,1000000').split(',').map(Number);
@@ -91,8 +91,18 @@ async function main(): Promise<void> {
       log(`  filled in ${fmt((Date.now() - t0) / 1000, 1)} s`);
       const common = { connections: CONNECTIONS, durationSeconds: DURATION };
       await runAutocannon({ ...common, scenario: 'warm-up', url: topology.baseUrl, paths: uuids.map((u) => `/api/view/${u}.php`), durationSeconds: 2 });
-      const read = await runAutocannon({ ...common, scenario: `metadata read at ${fmt(level)} notes`, url: topology.baseUrl, paths: uuids.map((u) => `/api/view/${u}.php`) });
-      const stats = await runAutocannon({ ...common, scenario: `stats at ${fmt(level)} notes`, url: `${topology.baseUrl}/api/stats.php` });
+      const pids = Object.values(topology.services).map((c) => c.process.pid);
+      const db = mariadbPid();
+      const measure = async (options: Parameters<typeof runAutocannon>[0]): Promise<LoadResult> => {
+        const before = cpuSeconds(pids);
+        const dbBefore = cpuSeconds([db]);
+        const result = await runAutocannon(options);
+        result.cpuMsPerRequest = ((cpuSeconds(pids) - before) * 1000) / Math.max(1, result.total);
+        result.dbCpuMsPerRequest = ((cpuSeconds([db]) - dbBefore) * 1000) / Math.max(1, result.total);
+        return result;
+      };
+      const read = await measure({ ...common, scenario: `metadata read at ${fmt(level)} notes`, url: topology.baseUrl, paths: uuids.map((u) => `/api/view/${u}.php`) });
+      const stats = await measure({ ...common, scenario: `stats at ${fmt(level)} notes`, url: `${topology.baseUrl}/api/stats.php` });
       log(`  metadata read ${fmt(read.requestsPerSecond)} req/s p50 ${fmt(read.p50, 1)} p99 ${fmt(read.p99, 1)}; stats ${fmt(stats.requestsPerSecond)} req/s p50 ${fmt(stats.p50, 1)} p99 ${fmt(stats.p99, 1)}`);
       levels.push({ notes: level, read, stats });
     }
@@ -120,10 +130,12 @@ async function main(): Promise<void> {
     `- Machine: ${machine()}; 1-minute load average ${loadAtStart} at the start, ${loadAverage()} at the end.`,
     `- autocannon, ${CONNECTIONS} connections, ${DURATION} s per measurement, through the gateway; metadata reads rotate over 200 real notes.`,
     '',
-    '| notes stored | metadata read req/s | p50 ms | p99 ms | stats req/s | p50 ms | p99 ms |',
-    '|---:|---:|---:|---:|---:|---:|---:|',
+    '| notes stored | metadata read req/s | p50 ms | p99 ms | CPU ms/req (services + MariaDB) | stats req/s | p50 ms | p99 ms | CPU ms/req (services + MariaDB) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...levels.map((l) => `| ${fmt(l.notes)} | ${fmt(l.read.requestsPerSecond)} | ${fmt(l.read.p50, 1)} | ${fmt(l.read.p99, 1)} | ` +
-      `${fmt(l.stats.requestsPerSecond)} | ${fmt(l.stats.p50, 1)} | ${fmt(l.stats.p99, 1)} |`),
+      `${fmt(l.read.cpuMsPerRequest ?? NaN, 2)} + ${fmt(l.read.dbCpuMsPerRequest ?? NaN, 2)} | ` +
+      `${fmt(l.stats.requestsPerSecond)} | ${fmt(l.stats.p50, 1)} | ${fmt(l.stats.p99, 1)} | ` +
+      `${fmt(l.stats.cpuMsPerRequest ?? NaN, 2)} + ${fmt(l.stats.dbCpuMsPerRequest ?? NaN, 2)} |`),
     '',
     ...levels.slice(1).map((l) => `At ${fmt(l.notes)} against ${fmt(first.notes)} notes: metadata read p50 ${change(l.read.p50, first.read.p50)}, ` +
       `p99 ${change(l.read.p99, first.read.p99)}; stats p50 ${change(l.stats.p50, first.stats.p50)}, p99 ${change(l.stats.p99, first.stats.p99)} ` +

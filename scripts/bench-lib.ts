@@ -129,6 +129,8 @@ export interface LoadResult {
   cpuMsPerRequest?: number;
   /** The same for the MariaDB server (shared with other work on the machine: an upper bound). */
   dbCpuMsPerRequest?: number;
+  /** The same for the load generator (autocannon runs in the bench's own process). */
+  loaderCpuMsPerRequest?: number;
   requestsPerSecond: number;
   p50: number;
   p99: number;
