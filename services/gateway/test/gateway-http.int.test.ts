@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { checkApiAnswer } from '@vanish/testkit/openapi';
 import { startGateway, type RunningGateway } from './support/gateway-harness';
 import { send, type Answer } from './support/http-client';
 import { TestUpstream } from './support/test-upstream';
@@ -298,6 +299,42 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       const answer = await send(`${gw.url}/api/create.php`, { method: 'POST', headers: { ...json, 'Content-Encoding': 'gzip' }, body: bomb });
       expectErrorShape(answer, 400, 'INVALID_CONTENT_TYPE');
       expect(notes.seen).toHaveLength(0);
+    });
+  });
+
+  describe('contract', () => {
+    it('when the gateway answers by itself or rewrites an answer, then the OpenAPI document describes the answer', async () => {
+      const check = async (method: string, path: string, options: Parameters<typeof send>[1] = {}): Promise<void> => {
+        const answer = await send(`${gw.url}${path}`, { method, ...options });
+        checkApiAnswer({ method, path, status: answer.status, headers: answer.headers, body: answer.text === '' ? undefined : answer.json() });
+      };
+      await check('GET', '/api/create.php');
+      await check('DELETE', `/api/view/${NOTE}.php`);
+      await check('OPTIONS', '/api/stats.php');
+      await check('POST', '/api/create.php', { headers: { ...json, 'Content-Encoding': 'gzip' }, body: gzipSync('{}') });
+      await check('POST', '/api/create.php', { headers: json, body: Buffer.alloc(200 * 1024, 0x20) });
+      notes.mode = 'html-500';
+      await check('GET', `/api/view/${NOTE}.php`);
+      notes.mode = 'shaped-503';
+      await check('GET', `/api/view/${NOTE}.php`);
+      notes.mode = 'hang';
+      await check('GET', `/api/view/${NOTE}.php`);
+      notes.mode = 'ok';
+      await notes.stop();
+      try {
+        await check('POST', '/api/create.php', { headers: json, body: '{"content":"x"}' });
+      } finally {
+        await notes.start();
+      }
+      const strict = await startGateway({ NOTES_URL: notes.url, STATS_URL: stats.url, RATE_LIMIT_STATS_PER_HOUR: '1', REQUIRE_HTTPS: 'false' });
+      try {
+        await send(`${strict.url}/api/stats.php`);
+        const limited = await send(`${strict.url}/api/stats.php`);
+        expect(limited.status).toBe(429);
+        checkApiAnswer({ method: 'GET', path: '/api/stats.php', status: 429, headers: limited.headers, body: limited.json() });
+      } finally {
+        await strict.stop();
+      }
     });
   });
 
