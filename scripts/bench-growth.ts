@@ -65,6 +65,9 @@ interface Level {
   notes: number;
   read: LoadResult;
   stats: LoadResult;
+  /** One connection: the time of one answer without queueing behind 49 others. */
+  readAlone: LoadResult;
+  statsAlone: LoadResult;
 }
 
 async function main(): Promise<void> {
@@ -103,8 +106,11 @@ async function main(): Promise<void> {
       };
       const read = await measure({ ...common, scenario: `metadata read at ${fmt(level)} notes`, url: topology.baseUrl, paths: uuids.map((u) => `/api/view/${u}.php`) });
       const stats = await measure({ ...common, scenario: `stats at ${fmt(level)} notes`, url: `${topology.baseUrl}/api/stats.php` });
+      const readAlone = await runAutocannon({ scenario: 'read, 1 connection', url: topology.baseUrl, paths: uuids.map((u) => `/api/view/${u}.php`), connections: 1, durationSeconds: 5 });
+      const statsAlone = await runAutocannon({ scenario: 'stats, 1 connection', url: `${topology.baseUrl}/api/stats.php`, connections: 1, durationSeconds: 5 });
+      log(`  one connection: metadata read p50 ${fmt(readAlone.p50, 1)} p99 ${fmt(readAlone.p99, 1)}; stats p50 ${fmt(statsAlone.p50, 1)} p99 ${fmt(statsAlone.p99, 1)}`);
       log(`  metadata read ${fmt(read.requestsPerSecond)} req/s p50 ${fmt(read.p50, 1)} p99 ${fmt(read.p99, 1)}; stats ${fmt(stats.requestsPerSecond)} req/s p50 ${fmt(stats.p50, 1)} p99 ${fmt(stats.p99, 1)}`);
-      levels.push({ notes: level, read, stats });
+      levels.push({ notes: level, read, stats, readAlone, statsAlone });
     }
   } catch (error) {
     log(`FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
@@ -136,6 +142,12 @@ async function main(): Promise<void> {
       `${fmt(l.read.cpuMsPerRequest ?? NaN, 2)} + ${fmt(l.read.dbCpuMsPerRequest ?? NaN, 2)} | ` +
       `${fmt(l.stats.requestsPerSecond)} | ${fmt(l.stats.p50, 1)} | ${fmt(l.stats.p99, 1)} | ` +
       `${fmt(l.stats.cpuMsPerRequest ?? NaN, 2)} + ${fmt(l.stats.dbCpuMsPerRequest ?? NaN, 2)} |`),
+    '',
+    'One connection at a time (the cost of one answer, without queueing), milliseconds:',
+    '',
+    '| notes stored | metadata read p50 | p99 | stats p50 | p99 |',
+    '|---:|---:|---:|---:|---:|',
+    ...levels.map((l) => `| ${fmt(l.notes)} | ${fmt(l.readAlone.p50, 1)} | ${fmt(l.readAlone.p99, 1)} | ${fmt(l.statsAlone.p50, 1)} | ${fmt(l.statsAlone.p99, 1)} |`),
     '',
     ...levels.slice(1).map((l) => `At ${fmt(l.notes)} against ${fmt(first.notes)} notes: metadata read p50 ${change(l.read.p50, first.read.p50)}, ` +
       `p99 ${change(l.read.p99, first.read.p99)}; stats p50 ${change(l.stats.p50, first.stats.p50)}, p99 ${change(l.stats.p99, first.stats.p99)} ` +
