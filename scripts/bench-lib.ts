@@ -258,14 +258,15 @@ const escapeXml = (text: string): string => text.replace(/&/g, '&amp;').replace(
 
 /** A two-panel SVG: requests/s bars (left) and p50/p99 latency bars (right), per scenario. */
 export function chartSvg(title: string, results: LoadResult[], yardstick: number): string {
-  const width = 960;
   const rowHeight = 34;
   const top = 70;
-  const labelWidth = 250;
-  const panel = (width - labelWidth - 60) / 2;
+  const labelWidth = Math.ceil(Math.max(...results.map((r) => r.scenario.length)) * 7) + 24;
+  const panel = 340;
+  const width = labelWidth + 2 * panel + 60;
   const height = top + results.length * rowHeight + 60;
-  const maxRps = Math.max(yardstick, ...results.map((r) => r.requestsPerSecond)) * 1.1;
-  const maxLatency = Math.max(1, ...results.map((r) => r.p99)) * 1.15;
+  // bars use at most 75% of a panel, leaving room for their value labels
+  const maxRps = Math.max(yardstick, ...results.map((r) => r.requestsPerSecond)) / 0.75;
+  const maxLatency = Math.max(1, ...results.map((r) => r.p99)) / 0.7;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="13">`);
   parts.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
