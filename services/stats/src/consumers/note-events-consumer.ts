@@ -41,7 +41,7 @@ export class NoteEventsConsumer {
     this.subscription = await this.options.consumer.consume({
       queue: this.queueName,
       bindings: ['note.*'],
-      prefetch: this.options.prefetch ?? 20,
+      prefetch: this.options.prefetch ?? 100,
       maxAttempts: 100,
       retryDelaysMs: [200, 1_000, 5_000, 30_000],
     }, (message) => this.handle(message));
