@@ -74,10 +74,13 @@ describe('stats catching up after RabbitMQ was unreachable from notes', () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
+  const createdUuids: string[] = [];
   const create = async (body: Record<string, unknown>): Promise<string> => {
     const res = await fetch(`${notesBase}/api/create.php`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(res.status).toBe(200);
-    return ((await res.json()) as { uuid: string }).uuid;
+    const { uuid } = (await res.json()) as { uuid: string };
+    createdUuids.push(uuid);
+    return uuid;
   };
 
   /** The web reveal: GET the note page for its form token, then POST the form (as the browser would). */
@@ -131,6 +134,17 @@ describe('stats catching up after RabbitMQ was unreachable from notes', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     expect(countersOf(await fetchStats(statsPort))).toEqual(expected);
     expect((await fetchStats(statsPort)).health_status.database).toBe('healthy');
+
+    // Anonymized: nothing stats keeps holds a note uuid (or anything shaped like a uuid), nor the content.
+    const dump: string[] = [];
+    for (const table of ['stats_counters', 'stats_created_minutes', 'stats_created_hours', 'stats_seen_events', 'stats_heartbeats']) {
+      dump.push(JSON.stringify(await stats.knex(table).select('*')));
+    }
+    const text = dump.join('\n');
+    expect(createdUuids).toHaveLength(12);
+    for (const uuid of createdUuids) expect(text).not.toContain(uuid);
+    expect(text).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i);
+    expect(text).not.toMatch(/one-time|locked|alive|tried/);
   }, 120_000);
 
   it('when the notes database is cut, then health_status reports it within three periods, and healthy again after it returns', async () => {
