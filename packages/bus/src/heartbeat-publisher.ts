@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Heartbeat, Logger, MessagePublisher } from '@vanish/common';
+import type { ExpiringMessage } from './rabbitmq-bus';
 
 export interface HeartbeatPublisherOptions {
   publisher: MessagePublisher;
@@ -59,7 +60,11 @@ export class HeartbeatPublisher {
         timestamp: (this.options.now?.() ?? new Date()).toISOString(),
         data: { service: this.options.service, instance: this.instance, components },
       };
-      await this.options.publisher.publish([{ id: heartbeat.id, routingKey: `health.${this.options.service}`, body: JSON.stringify(heartbeat) }]);
+      // Worthless once three periods old (stats reads silence then anyway): the broker may drop it.
+      const message: ExpiringMessage = {
+        id: heartbeat.id, routingKey: `health.${this.options.service}`, body: JSON.stringify(heartbeat), expiresInMs: 3 * this.intervalMs,
+      };
+      await this.options.publisher.publish([message]);
       if (this.failing) logger.info('heartbeats flowing again');
       this.failing = false;
     } catch (err) {

@@ -31,6 +31,13 @@ export interface RabbitMqBusOptions {
   heartbeatSeconds?: number;
 }
 
+/**
+ * An OutgoingMessage may carry `expiresInMs`: the broker drops it when it has waited that long in a
+ * queue (AMQP per-message expiration). Heartbeats use it: one older than three periods is worthless,
+ * and a stats outage must not pile them up. Transports without expiry ignore it.
+ */
+export type ExpiringMessage = OutgoingMessage & { expiresInMs?: number };
+
 /** Thrown by publish() while the bus has no connection: callers keep their rows and retry. */
 export class BusUnavailableError extends Error {
   constructor(message = 'not connected to RabbitMQ', options?: { cause?: unknown }) {
@@ -109,12 +116,15 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
     if (messages.length === 0) return;
     const connected = this.current;
     if (!connected) throw new BusUnavailableError();
-    await this.confirmed(connected.publishChannel, messages.map((m) => ({
-      exchange: this.exchange,
-      routingKey: m.routingKey,
-      content: Buffer.from(m.body, 'utf8'),
-      options: { messageId: m.id },
-    })));
+    await this.confirmed(connected.publishChannel, messages.map((m) => {
+      const expiresInMs = (m as ExpiringMessage).expiresInMs;
+      return {
+        exchange: this.exchange,
+        routingKey: m.routingKey,
+        content: Buffer.from(m.body, 'utf8'),
+        options: { messageId: m.id, ...(expiresInMs && expiresInMs > 0 ? { expiration: String(Math.round(expiresInMs)) } : {}) },
+      };
+    }));
     const byKey = new Map<string, number>();
     for (const m of messages) byKey.set(m.routingKey, (byKey.get(m.routingKey) ?? 0) + 1);
     for (const [key, count] of byKey) this.metrics.published(key, count);

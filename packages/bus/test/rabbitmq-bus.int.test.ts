@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import amqp, { type ChannelModel } from 'amqplib';
 import { silentLogger } from '@vanish/common';
-import { HEADER_DEAD_REASON, HEADER_ROUTING_KEY, RabbitMqBus, dlqName, dlxName, retryQueueName } from '@vanish/bus';
+import { HEADER_DEAD_REASON, HEADER_ROUTING_KEY, RabbitMqBus, dlqName, dlxName, retryQueueName, type ExpiringMessage } from '@vanish/bus';
 import { startFaultProxy, type FaultProxy } from '@vanish/testkit/fault-proxy';
 import { waitFor } from '@vanish/testkit/net';
 import { requireService } from '@vanish/testkit/services';
@@ -109,4 +109,33 @@ describe('RabbitMqBus when the broker stalls (accepts, answers nothing)', () => 
       await admin.close();
     }
   }, 60_000);
+});
+
+describe('RabbitMqBus message expiry', () => {
+  it('when a message carries expiresInMs and waits longer than that in its queue, then the broker drops it; others stay', async () => {
+    await requireService('rabbitmq');
+    const exchange = `test.expiry.${randomBytes(4).toString('hex')}`;
+    const queue = `contract.expiry.${randomBytes(3).toString('hex')}`;
+    const admin = await amqp.connect(AMQP_URL);
+    admin.on('error', () => undefined);
+    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
+    try {
+      // Declare the queue, then stop consuming so that the messages wait in it.
+      await (await bus.consume({ queue, bindings: ['ex.*'] }, async () => undefined)).cancel();
+      await bus.publish([
+        { id: 'short', routingKey: 'ex.a', body: '{}', expiresInMs: 100 } satisfies ExpiringMessage,
+        { id: 'kept', routingKey: 'ex.a', body: '{}' },
+      ]);
+      await new Promise((r) => setTimeout(r, 400));
+      const ids: string[] = [];
+      await bus.consume({ queue, bindings: ['ex.*'] }, async (m) => { ids.push(m.id); });
+      await waitFor(() => ids.length > 0, { description: 'a delivery' });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(ids).toEqual(['kept']);
+    } finally {
+      await bus.close();
+      await deleteTopology(admin, exchange, [queue]);
+      await admin.close();
+    }
+  });
 });
