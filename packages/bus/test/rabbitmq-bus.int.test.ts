@@ -122,10 +122,11 @@ describe('RabbitMqBus message expiry', () => {
     try {
       // Declare the queue, then stop consuming so that the messages wait in it.
       await (await bus.consume({ queue, bindings: ['ex.*'] }, async () => undefined)).cancel();
-      await bus.publish([
-        { id: 'short', routingKey: 'ex.a', body: '{}', expiresInMs: 100 } satisfies ExpiringMessage,
+      const messages: ExpiringMessage[] = [
+        { id: 'short', routingKey: 'ex.a', body: '{}', expiresInMs: 100 },
         { id: 'kept', routingKey: 'ex.a', body: '{}' },
-      ]);
+      ];
+      await bus.publish(messages);
       await new Promise((r) => setTimeout(r, 400));
       const ids: string[] = [];
       await bus.consume({ queue, bindings: ['ex.*'] }, async (m) => { ids.push(m.id); });
