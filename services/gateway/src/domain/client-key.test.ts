@@ -1,4 +1,4 @@
-import { deriveClientKey, expandIpv6, normalizeClientAddress } from './client-key';
+import { createClientKeyDeriver, deriveClientKey, expandIpv6, normalizeClientAddress } from './client-key';
 
 const secret = Buffer.alloc(32, 7);
 
@@ -59,5 +59,13 @@ describe('deriveClientKey', () => {
 
   it('when two addresses differ, then their keys differ', () => {
     expect(deriveClientKey(secret, '198.51.100.7')).not.toBe(deriveClientKey(secret, '198.51.100.8'));
+  });
+});
+
+describe('createClientKeyDeriver', () => {
+  it('when asked again or past its size, then it answers exactly as deriveClientKey', () => {
+    const derive = createClientKeyDeriver(secret, 2);
+    const addresses = ['198.51.100.1', '198.51.100.2', '198.51.100.1', '198.51.100.3', '198.51.100.2', '2001:db8::1'];
+    for (const address of addresses) expect(derive(address)).toBe(deriveClientKey(secret, address));
   });
 });

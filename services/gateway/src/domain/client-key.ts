@@ -41,3 +41,19 @@ export function expandIpv6(address: string): number[] {
 export function deriveClientKey(secret: Buffer, address: string): string {
   return createHmac('sha256', secret).update(normalizeClientAddress(address)).digest('hex').slice(0, 32);
 }
+
+/**
+ * deriveClientKey with a bounded memory of recent addresses (an HMAC costs about 9 µs; a busy
+ * client asks many times an hour). Oldest entries leave first; nothing of it leaves the process.
+ */
+export function createClientKeyDeriver(secret: Buffer, maxEntries = 10_000): (address: string) => string {
+  const recent = new Map<string, string>();
+  return (address) => {
+    const known = recent.get(address);
+    if (known !== undefined) return known;
+    const key = deriveClientKey(secret, address);
+    if (recent.size >= maxEntries) recent.delete(recent.keys().next().value as string);
+    recent.set(address, key);
+    return key;
+  };
+}

@@ -9,7 +9,7 @@ import {
   type Logger,
   type Registry,
 } from '@vanish/common';
-import { deriveClientKey } from '../domain/client-key';
+import { createClientKeyDeriver } from '../domain/client-key';
 import { rateLimitHeaders } from '../domain/limit-policy';
 import type { RateLimiter } from '../domain/rate-limiter';
 import type { GatewayMetrics } from '../gateway-metrics';
@@ -132,6 +132,7 @@ const checkMethod: RequestHandler = (req, res, next) => {
 };
 
 function limit(options: GatewayAppOptions): RequestHandler {
+  const clientKey = createClientKeyDeriver(options.limiterKey);
   return async (req, res, next) => {
     const route = res.locals.route as GatewayRoute;
     const action = route.methods[req.method];
@@ -142,7 +143,7 @@ function limit(options: GatewayAppOptions): RequestHandler {
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     let decision;
     try {
-      decision = await options.limiter.consume(action, deriveClientKey(options.limiterKey, address));
+      decision = await options.limiter.consume(action, clientKey(address));
     } catch (err) {
       // Cannot happen with the shipped limiters (Redis falls back to memory); if it does, the
       // request goes through rather than the site going down, and the error is loud.
