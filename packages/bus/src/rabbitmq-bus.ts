@@ -50,6 +50,8 @@ interface Connected {
   model: ChannelModel;
   publishChannel: ConfirmChannel;
   retryQueues: Set<string>;
+  /** Ids of mandatory messages the broker returned as unroutable. */
+  returned: Set<string>;
 }
 
 /**
@@ -118,13 +120,21 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
     if (!connected) throw new BusUnavailableError();
     await this.confirmed(connected.publishChannel, messages.map((m) => {
       const expiresInMs = (m as ExpiringMessage).expiresInMs;
+      const expiring = expiresInMs !== undefined && expiresInMs > 0;
       return {
         exchange: this.exchange,
         routingKey: m.routingKey,
         content: Buffer.from(m.body, 'utf8'),
-        options: { messageId: m.id, ...(expiresInMs && expiresInMs > 0 ? { expiration: String(Math.round(expiresInMs)) } : {}) },
+        // Mandatory: on a fresh broker no consumer has declared its queue yet, and a message no queue
+        // takes would be confirmed and dropped. Returned, it fails the publish and stays in the outbox.
+        // Expiring messages (heartbeats) are worthless later and may be dropped.
+        options: { messageId: m.id, mandatory: !expiring, ...(expiring ? { expiration: String(Math.round(expiresInMs)) } : {}) },
       };
     }));
+    const unroutable = messages.filter((m) => connected.returned.delete(m.id));
+    if (unroutable.length > 0) {
+      throw new BusUnavailableError(`no queue is bound for ${[...new Set(unroutable.map((m) => m.routingKey))].join(', ')} yet (its consumer has not started)`);
+    }
     const byKey = new Map<string, number>();
     for (const m of messages) byKey.set(m.routingKey, (byKey.get(m.routingKey) ?? 0) + 1);
     for (const [key, count] of byKey) this.metrics.published(key, count);
@@ -255,7 +265,12 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
       await publishChannel.assertExchange(this.exchange, 'topic', { durable: true });
       await publishChannel.assertExchange(dlxName(this.exchange), 'direct', { durable: true });
       if (this.closed) throw new Error('closed while connecting');
-      this.current = { model, publishChannel, retryQueues: new Set() };
+      const returned = new Set<string>();
+      // The broker sends basic.return before the confirm of an unroutable mandatory message.
+      publishChannel.on('return', (message: { properties: { messageId?: unknown } }) => {
+        if (typeof message.properties.messageId === 'string') returned.add(message.properties.messageId);
+      });
+      this.current = { model, publishChannel, retryQueues: new Set(), returned };
       for (const subscription of this.subscriptions) await subscription.attach(model);
     } catch (err) {
       this.current = undefined;

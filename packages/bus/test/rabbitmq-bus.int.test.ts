@@ -140,3 +140,29 @@ describe('RabbitMqBus message expiry', () => {
     }
   });
 });
+
+describe('RabbitMqBus on a fresh broker', () => {
+  it('when no consumer has declared a queue for a routing key yet, then publish rejects (the outbox keeps the row) and succeeds once one has', async () => {
+    await requireService('rabbitmq');
+    const exchange = `test.fresh.${randomBytes(4).toString('hex')}`;
+    const queue = `contract.fresh.${randomBytes(3).toString('hex')}`;
+    const admin = await amqp.connect(AMQP_URL);
+    admin.on('error', () => undefined);
+    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
+    try {
+      await expect(bus.publish([{ id: 'early', routingKey: 'fresh.created', body: '{}' }])).rejects.toThrow(/no queue is bound for fresh.created/);
+      const heartbeat: ExpiringMessage = { id: 'beat', routingKey: 'health.x', body: '{}', expiresInMs: 1_000 };
+      await expect(bus.publish([heartbeat])).resolves.toBeUndefined();
+
+      const ids: string[] = [];
+      await bus.consume({ queue, bindings: ['fresh.*'] }, async (m) => { ids.push(m.id); });
+      await bus.publish([{ id: 'early', routingKey: 'fresh.created', body: '{}' }]);
+      await waitFor(() => ids.length === 1, { description: 'the retried message' });
+      expect(ids).toEqual(['early']);
+    } finally {
+      await bus.close();
+      await deleteTopology(admin, exchange, [queue]);
+      await admin.close();
+    }
+  });
+});

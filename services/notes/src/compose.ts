@@ -74,7 +74,10 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
 
   const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db') });
   const store = new KnexNoteStore(knex, clock);
-  const outbox = new KnexOutboxStore(knex, clock);
+  // The relay gets a small pool of its own: under a create burst it would otherwise queue behind
+  // requests for connections, and events would lag by seconds (docs/events.md).
+  const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay') });
+  const outbox = new KnexOutboxStore(relayKnex, clock);
   const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf });
 
   let relay: OutboxRelay | undefined;
@@ -213,7 +216,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const start = async () => {
     const admin = await listen(adminApp, config.adminPort, config.host);
     lifecycle.add('admin-server', () => admin.close());
-    lifecycle.add('database', () => knex.destroy());
+    lifecycle.add('database', async () => { await relayKnex.destroy(); await knex.destroy(); });
     const loop = migrateLoop();
     lifecycle.add('migrations-and-sweeper', async () => {
       stopping = true;
@@ -237,6 +240,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
       stopping = true;
       wakeRetry?.();
       if (!started) {
+        await relayKnex.destroy();
         await knex.destroy();
         return;
       }
