@@ -3,6 +3,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, freemem, loadavg, totalmem, release, platform } from 'node:os';
 import { join } from 'node:path';
@@ -187,6 +188,33 @@ export async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
     total,
     non2xx: result.non2xx,
   };
+}
+
+/**
+ * One client, one request at a time, timed with hrtime (sub-millisecond, unlike autocannon's histogram):
+ * the time of one answer without queueing. Every answer must be 200.
+ */
+export async function sequentialLatency(origin: string, paths: string[], count: number): Promise<{ p50: number; p99: number; mean: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < count; i += 1) {
+      const started = process.hrtime.bigint();
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(`${origin}${paths[i % paths.length]}`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      if (status !== 200) throw new Error(`sequential request answered ${status}`);
+      times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+  } finally {
+    agent.destroy();
+  }
+  return { p50: percentile(times, 50), p99: percentile(times, 99), mean: times.reduce((a, b) => a + b, 0) / times.length };
 }
 
 export interface WrkResult {
