@@ -6,3 +6,5 @@ export { UnsubscribeTokens } from './domain/unsubscribe-tokens';
 export { renderEmail, PRODUCT_NAME } from './domain/mail-templates';
 export type { MailTransport, OutgoingEmail } from './domain/mail-transport';
 export type { MailerStore } from './domain/mailer-store';
+export { SmtpMailTransport } from './adapters/mail/smtp-mail-transport';
+export { FileMailTransport } from './adapters/mail/file-mail-transport';

@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import { MailDeliveryError, scrubAddresses, type MailTransport, type OutgoingEmail } from '../../domain/mail-transport';
@@ -76,7 +77,17 @@ export function smtpOptions(options: SmtpMailTransportOptions): SMTPPool.Options
     dnsTimeout: options.timeoutMs,
     tls: { servername: url.hostname },
     logger: false,
-  };
+    // Plain connections (STARTTLS upgrades them in place) without Nagle's algorithm: nodemailer
+    // writes a message's end marker as its own small packet, which otherwise waits for the peer's
+    // delayed ACK (~40 ms per e-mail). Measured 4x more e-mails/s per connection (docs/mailer.md).
+    // The socket is handed over while still connecting: nodemailer's own connection timeout and
+    // error handling then cover it (an error reported through getSocket's callback hangs the pool).
+    getSocket: secure ? undefined : (_opts: unknown, callback: (err: Error | null, socketOptions?: { connection: Socket }) => void) => {
+      const socket = connect({ host: url.hostname, port: url.port ? Number(url.port) : 587, noDelay: true });
+      socket.on('error', () => undefined); // reported by nodemailer's own listener
+      callback(null, { connection: socket });
+    },
+  } as SMTPPool.Options;
 }
 
 /**
@@ -99,3 +110,4 @@ export function classifySmtpError(err: unknown): MailDeliveryError {
   const kind = code !== undefined ? `SMTP ${code}${where}` : `${e.code ?? 'error'}${where}`;
   return new MailDeliveryError('temporary', `${kind}: ${reply}`, { responseCode: code, cause: err });
 }
+
