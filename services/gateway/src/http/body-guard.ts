@@ -22,7 +22,7 @@ export function bodyGuard(limitBytes = MAX_JSON_BYTES): RequestHandler {
       return;
     }
     // A client asking to wait for "100 Continue" gets it from Node; the upstream gets a plain body.
-    delete req.headers.expect;
+    if (req.headers.expect !== undefined) delete req.headers.expect;
     if (!hasBody) {
       next();
       return;

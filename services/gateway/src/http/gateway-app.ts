@@ -118,14 +118,13 @@ function httpsOriginOf(host: string | undefined): string | undefined {
 
 const checkMethod: RequestHandler = (req, res, next) => {
   const route = res.locals.route as GatewayRoute;
-  const allow = allowedMethods(route);
   if (req.method === 'OPTIONS') {
-    res.setHeader('Allow', allow.join(', '));
+    res.setHeader('Allow', route.allow);
     res.status(204).end();
     return;
   }
   if (!(req.method in route.methods)) {
-    next(new MethodNotAllowedError(allow));
+    next(new MethodNotAllowedError(allowedMethods(route)));
     return;
   }
   next();

@@ -13,6 +13,8 @@ export interface GatewayRoute {
   methods: Readonly<Record<string, LimitedAction | undefined>>;
   /** True when the path itself is a secret (note uuid, unsubscribe token): logs show the template. */
   secretPath: boolean;
+  /** The Allow header value: the methods and OPTIONS. */
+  allow: string;
 }
 
 const route = (
@@ -22,7 +24,7 @@ const route = (
   upstream: UpstreamName,
   methods: Record<string, LimitedAction | undefined>,
   secretPath = false,
-): GatewayRoute => ({ template, kind, pattern, upstream, methods, secretPath });
+): GatewayRoute => ({ template, kind, pattern, upstream, methods, secretPath, allow: [...Object.keys(methods), 'OPTIONS'].join(', ') });
 
 /**
  * The gateway's whole public surface (brief "Web routes" and "API"; DECISIONS 5 for the limits).

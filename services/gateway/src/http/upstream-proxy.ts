@@ -132,7 +132,7 @@ function forwardedHeaders(req: Request): void {
   req.headers['x-forwarded-for'] = req.ip ?? req.socket.remoteAddress ?? '';
   req.headers['x-forwarded-proto'] = req.protocol;
   if (req.headers.host) req.headers['x-forwarded-host'] = req.headers.host;
-  delete req.headers.forwarded;
+  if (req.headers.forwarded !== undefined) delete req.headers.forwarded;
 }
 
 function relayAnswer(proxyRes: IncomingMessage, req: Request, res: Response, logger: Logger, upstream: string): void {
@@ -153,7 +153,9 @@ function relayAnswer(proxyRes: IncomingMessage, req: Request, res: Response, log
 }
 
 function copyHeaders(proxyRes: IncomingMessage, res: Response): void {
-  for (const [name, value] of Object.entries(proxyRes.headers)) {
+  const headers = proxyRes.headers;
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
     res.setHeader(name, value);
   }
