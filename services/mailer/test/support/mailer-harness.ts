@@ -28,7 +28,9 @@ export async function startBroker(prefix: string) {
   await channel.assertExchange(exchange, 'topic', { durable: true });
   await channel.assertQueue(tap, { durable: false, autoDelete: false });
   await channel.bindQueue(tap, exchange, 'mail.send');
-  await channel.bindQueue(tap, exchange, 'health.mailer');
+  await channel.bindQueue(tap, exchange, 'health.*');
+  // Stands in for the stats service's queue: the relay's mandatory publishes need every event routed.
+  await channel.bindQueue(tap, exchange, 'note.*');
   const publisher = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
   const dataDir = mkdtempSync(join(tmpdir(), `${prefix}-`));
 
