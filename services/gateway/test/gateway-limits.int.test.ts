@@ -65,6 +65,13 @@ describe('gateway rate limits on the real Redis', () => {
     expect(refused.headers['api-version']).toBe('1.2.0');
     expect(refused.headers['cache-control']).toBe('no-store');
 
+    // The create form on the web page spends the same budget (DECISIONS 5); a browser gets a page.
+    const form = await send(`${gw.url}/`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'text/html' }, body: 'content=x' });
+    expect(form.status).toBe(429);
+    expect(form.headers['content-type']).toMatch(/^text\/html/);
+    expect(form.headers['retry-after']).toBeDefined();
+    expect(form.headers['x-frame-options']).toBe('DENY');
+
     const other = await create(gw, '127.0.0.2');
     expect(other.status).toBe(200);
     expect(other.headers['ratelimit-remaining']).toBe('9');
