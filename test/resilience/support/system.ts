@@ -84,6 +84,8 @@ export interface System {
   dumpDatabases(): Promise<string>;
   /** All output of all service processes, the ones that ended included. */
   logs(): string;
+  /** The full environment a service process runs with (for an operator command run beside it). */
+  serviceEnv(service: ServiceName): Record<string, string | undefined>;
   /** Starts a stopped or killed service again with the same ports and environment. */
   restart(service: ServiceName, extraEnv?: Record<string, string>): Promise<RunningProcess>;
   /** Message counts of this run's queues (tap excluded). */
@@ -206,6 +208,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       try { body = JSON.parse(text); } catch { body = text; }
     }
     record(method, urlPath, response.status);
+    const uuid = (body as { uuid?: unknown } | null)?.uuid;
+    if (method === 'POST' && urlPath === '/api/create.php' && response.status === 200 && typeof uuid === 'string' && !created.has(uuid)) {
+      created.set(uuid, { maxViews: (body as { max_views: number }).max_views, shown: 0 });
+    }
     return { status: response.status, headers: response.headers, body, text, ms: Date.now() - started };
   };
 
@@ -225,9 +231,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     api,
     raw,
     async create(input) {
-      const answer = await api('POST', '/api/create.php', input);
-      if (answer.status === 200) created.set(answer.body.uuid, { maxViews: answer.body.max_views, shown: 0 });
-      return answer;
+      return api('POST', '/api/create.php', input); // raw() records every 200 create
     },
     async reveal(uuid, passcode, headers = {}) {
       const page = await raw('GET', `/${uuid}`, { headers });
@@ -274,6 +278,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     },
     logs() {
       return ended.join('\n') + Object.values(processes).map((p) => p.output()).join('\n');
+    },
+    serviceEnv(service) {
+      return { ...shared, PORT: String(ports[service][0]), ADMIN_PORT: String(ports[service][1]), ...envOf[service] };
     },
     async restart(service, extraEnv = {}) {
       const old = processes[service];
