@@ -53,7 +53,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const clock = overrides.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger);
 
-  const knex = configureKnex(config.databaseUrl);
+  const knex = configureKnex(config.databaseUrl, logger.child('mailer/db'));
   const store = new KnexMailerStore(knex);
   const transport = overrides.transport ?? (config.smtp
     ? new SmtpMailTransport(config.smtp)
