@@ -26,7 +26,8 @@ describe('mailer with its embedded defaults', () => {
       const sealed = sealer.seal(JSON.stringify({ kind: 'notification', to: 'newcomer@example.com', read_at: '2026-01-01 00:00:00', views_left: 0 }));
       await bus.publish([{ id, routingKey: 'mail.send', body: JSON.stringify({ id, event: 'mail.send', version: 1, timestamp: new Date().toISOString(), sealed }) }]);
       const outbox = join(dataDir, 'outbox');
-      const files = await waitFor(() => (existsSync(outbox) ? readdirSync(outbox).filter((f) => f.endsWith('.eml')) : []).length === 1 && readdirSync(outbox));
+      const emlFiles = () => (existsSync(outbox) ? readdirSync(outbox).filter((f) => f.endsWith('.eml')) : []);
+      const files = await waitFor(() => (emlFiles().length === 1 ? emlFiles() : undefined));
       const mail = await simpleParser(readFileSync(join(outbox, files[0]!)));
       expect(mail.subject).toBe('Your vanish note was read');
       expect((mail.to as { text: string }).text).toBe('newcomer@example.com');

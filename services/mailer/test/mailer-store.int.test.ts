@@ -9,6 +9,9 @@ import { migrateToLatest, rollbackAll } from '../src/adapters/db/migrate';
 import { FakeMailerStore } from '../src/adapters/fakes/fake-mailer-store';
 import { mailerStoreContract } from './contract/mailer-store.contract';
 
+// Bounds that only catch hangs: creating a database and racing two migrations is slow on a busy machine.
+jest.setTimeout(30_000);
+
 mailerStoreContract('fake', async () => ({ store: new FakeMailerStore() }), async () => {});
 
 let dir: string;
