@@ -16,6 +16,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 1000);
+const WARMUP_SECONDS = Number(process.env.BENCH_GROWTH_WARMUP ?? 30);
 const MINUTE_MS = 60_000;
 const HISTORY_MINUTES = 60 * 24 * 60;
 
@@ -98,6 +99,16 @@ async function main(): Promise<void> {
     const notesDb = await mysql.createConnection(`${MARIADB_URL}/${topology.databases.notes}`);
     const statsDb = await mysql.createConnection(`${MARIADB_URL}/${topology.databases.stats}`);
     cleanups.push(async () => { await notesDb.end(); await statsDb.end(); });
+    // Warm-up before the first level (JIT, pools, MariaDB's buffer pool, the seed notes' events): without
+    // it, the first level measured is the slowest whatever its size.
+    log(`warming up for ${WARMUP_SECONDS} s`);
+    const warmUntil = Date.now() + WARMUP_SECONDS * 1000;
+    while (Date.now() < warmUntil) {
+      await runAutocannon({ scenario: 'warm-up', url: topology.baseUrl, paths: uuids.map((u) => `/api/view/${u}.php`), connections: CONNECTIONS, durationSeconds: 3 });
+      await runAutocannon({ scenario: 'warm-up', url: `${topology.baseUrl}/api/stats.php`, connections: CONNECTIONS, durationSeconds: 2 });
+      await sequentialLatency(topology.baseUrl, uuids.map((u) => `/api/view/${u}.php`), 200);
+      await sequentialLatency(topology.baseUrl, ['/api/stats.php'], 200);
+    }
     for (const level of LEVELS) {
       log(`filling to ${fmt(level)} notes`);
       const t0 = Date.now();

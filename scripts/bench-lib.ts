@@ -132,6 +132,8 @@ export interface LoadResult {
   dbCpuMsPerRequest?: number;
   /** The same for the load generator (autocannon runs in the bench's own process). */
   loaderCpuMsPerRequest?: number;
+  /** CPU ms per request of each process under test, by name. */
+  cpuByProcess?: Record<string, number>;
   requestsPerSecond: number;
   p50: number;
   p99: number;

@@ -54,6 +54,7 @@ const DB_PID = mariadbPid();
 async function withCpu(processes: Child[], run: () => Promise<LoadResult>): Promise<LoadResult> {
   const pids = processes.map((p) => p.process.pid);
   const before = cpuSeconds(pids);
+  const eachBefore = processes.map((p) => cpuSeconds([p.process.pid]));
   const dbBefore = cpuSeconds([DB_PID]);
   const loaderBefore = process.cpuUsage();
   const result = await run();
@@ -61,6 +62,7 @@ async function withCpu(processes: Child[], run: () => Promise<LoadResult>): Prom
   const requests = Math.max(1, result.total);
   result.loaderCpuMsPerRequest = (loader.user + loader.system) / 1000 / requests;
   result.cpuMsPerRequest = ((cpuSeconds(pids) - before) * 1000) / requests;
+  result.cpuByProcess = Object.fromEntries(processes.map((p, i) => [p.name, ((cpuSeconds([p.process.pid]) - eachBefore[i]) * 1000) / requests]));
   if (DB_PID !== undefined) result.dbCpuMsPerRequest = ((cpuSeconds([DB_PID]) - dbBefore) * 1000) / requests;
   log(`  ${fmt(result.requestsPerSecond)} req/s, p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms, errors ${result.errors}, ` +
     `CPU ${fmt(result.cpuMsPerRequest, 2)} ms/request (MariaDB ${fmt(result.dbCpuMsPerRequest ?? NaN, 2)})`);
@@ -271,6 +273,16 @@ async function main(): Promise<void> {
   lines.push('');
   lines.push(...table);
   lines.push('');
+  const split = scenarios.filter((s) => s.cpuByProcess && Object.keys(s.cpuByProcess).length > 1);
+  if (split.length > 0) {
+    const names = [...new Set(split.flatMap((s) => Object.keys(s.cpuByProcess ?? {})))];
+    lines.push('CPU ms per request by process (one Node process uses at most one core, so 1,000 ÷ this is its ceiling in requests/s):');
+    lines.push('');
+    lines.push(`| scenario | ${names.join(' | ')} |`);
+    lines.push(`|---|${names.map(() => '---:').join('|')}|`);
+    for (const s of split) lines.push(`| ${s.scenario} | ${names.map((n) => fmt(s.cpuByProcess?.[n] ?? NaN, 2)).join(' | ')} |`);
+    lines.push('');
+  }
   lines.push('CPU ms/request: user + system CPU of the processes under test (the yardstick process; the gateway and its trivial ' +
     'upstream; the four services) over the requests answered. Unlike requests/s it hardly depends on what else the machine runs. ' +
     'The MariaDB column is the whole server process, which other work on the machine shares: an upper bound.');
