@@ -18,8 +18,8 @@ const link = (to: string): MailCommand => ({
 const notification = (to: string, viewsLeft: number): MailCommand => ({ kind: 'notification', to, read_at: '2026-11-02 08:30:00', views_left: viewsLeft });
 const random = () => 0.99;
 
-async function start(broker: Broker, smtpUrl: string): Promise<{ mailer: MailerService; port: number }> {
-  const mailer = await createMailerService(loadMailerConfig(broker.env({ SMTP_URL: smtpUrl })), { logger: silentLogger, random });
+async function start(broker: Broker, smtpUrl: string, extra: Record<string, string> = {}): Promise<{ mailer: MailerService; port: number }> {
+  const mailer = await createMailerService(loadMailerConfig(broker.env({ SMTP_URL: smtpUrl, ...extra })), { logger: silentLogger, random });
   const { port } = await mailer.start();
   // The bus connects lazily: commands published before the queue is bound would be unroutable.
   await waitFor(async () => (await broker.messagesIn(broker.queue)) >= 0, { description: 'mail queue declared' });
@@ -168,7 +168,8 @@ describe('mailer with a receiving server that rejects recipients', () => {
   beforeAll(async () => {
     broker = await startBroker('mailer-reject');
     sink = await startRecipientPolicySink();
-    ({ mailer } = await start(broker, sink.url));
+    // Retries at +1 s; the next (+2 s) would end past the 2.5 s horizon.
+    ({ mailer } = await start(broker, sink.url, { MAIL_RETRY_HORIZON_MS: '2500' }));
   });
   afterAll(async () => {
     await mailer?.stop();
@@ -195,5 +196,17 @@ describe('mailer with a receiving server that rejects recipients', () => {
     await waitFor(() => sink.accepted.includes('fine@example.com'), { timeoutMs: 10_000 });
     await sleep(500);
     expect(sink.rcptAttempts.filter((a) => a === 'gone@example.com')).toHaveLength(1);
+  });
+
+  it('when the server keeps answering 451 past the retry horizon, then the command is dead-lettered with the last error and the address is not suppressed', async () => {
+    sink.reject('busy@example.com', 451);
+    const id = await broker.publish(link('busy@example.com'));
+    const [dead] = await waitFor(async () => { const d = await broker.drainDlq(); return d.length ? d : undefined; }, { timeoutMs: 15_000 });
+    expect(dead!.properties.messageId).toBe(id);
+    expect(String(dead!.properties.headers![HEADER_ERROR])).toMatch(/retries exhausted after 2 attempts: SMTP 451 at RCPT TO/);
+    expect(sink.rcptAttempts.filter((a) => a === 'busy@example.com')).toHaveLength(2);
+    sink.accept('busy@example.com');
+    await broker.publish(notification('busy@example.com', 0));
+    await waitFor(() => sink.accepted.includes('busy@example.com'), { timeoutMs: 10_000 });
   });
 });

@@ -12,6 +12,8 @@ export interface RecipientPolicySink {
   rcptAttempts: string[];
   /** Answer RCPT TO for this address with this code from now on. */
   reject(address: string, code: 450 | 451 | 550 | 551 | 553): void;
+  /** Accept this address again. */
+  accept(address: string): void;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startRecipientPolicySink(): Promise<RecipientPolicySink> {
     accepted,
     rcptAttempts,
     reject: (address, code) => { policies.set(address.toLowerCase(), code); },
+    accept: (address) => { policies.delete(address.toLowerCase()); },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
