@@ -1,4 +1,5 @@
 import { hkdfSync } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { EnvReader, KeyRing, loadKeyRing, type Env, type LogLevel, type Logger } from '@vanish/common';
 
@@ -111,7 +112,7 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
     recordRetentionMs: Math.max(7 * 24 * HOUR, 2 * horizonMs),
     heartbeatIntervalMs: reader.int('HEARTBEAT_INTERVAL_MS', 10_000, { min: 10, max: 3_600_000 }),
     prefetch: reader.int('MAIL_PREFETCH', 10, { min: 1, max: 1000 }),
-    instance: reader.str('INSTANCE_ID', `mailer-${process.pid}`),
+    instance: reader.str('INSTANCE_ID', `${hostname()}-${process.pid}`),
   };
   if (config.quotaPerDay < config.quotaPerHour) reader.problem('MAIL_QUOTA_PER_DAY: must be at least MAIL_QUOTA_PER_HOUR');
   reader.done();
