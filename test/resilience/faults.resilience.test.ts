@@ -55,6 +55,8 @@ describe('faults: the system keeps its word while its dependencies fail', () => 
 
   it('when the database is cut, then create/view/reveal answer 503 in the error shape within 2 s, readiness and health go red, and it recovers without a restart', async () => {
     const kept = await sys.create({ content: 'survives the cut', max_views: 3 });
+    const before = await sys.raw('GET', `/${kept.body.uuid}`); // the reader opened the page before the cut
+    const token = /name="form_token" value="([^"]+)"/.exec(before.text)![1]!;
     const pid = sys.processes.notes.pid;
     sys.allow5xx = true;
     sys.proxies.notesDb.cut();
@@ -70,9 +72,16 @@ describe('faults: the system keeps its word while its dependencies fail', () => 
       expect(answer.body).toEqual({ error: expect.any(String), code: 'SERVICE_UNAVAILABLE', details: { parameter: null, message: expect.any(String) } });
       expect(answer.text).not.toMatch(NO_INTERNALS);
     }
-    expect(page.status).toBe(503);
-    expect(page.ms).toBeLessThan(2_000);
-    expect(page.text).not.toMatch(NO_INTERNALS);
+    const reveal = await sys.raw('POST', `/${kept.body.uuid}`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', origin: sys.gateway },
+      body: new URLSearchParams({ form_token: token }).toString(),
+    });
+    for (const answer of [page, reveal]) {
+      expect(answer.status).toBe(503);
+      expect(answer.ms).toBeLessThan(2_000);
+      expect(answer.text).not.toMatch(NO_INTERNALS);
+      expect(answer.text).not.toContain('survives the cut');
+    }
 
     await waitFor(async () => (await fetch(`${sys.adminUrl.notes}/readyz`)).status === 503, { timeoutMs: 5_000, description: 'notes /readyz red' });
     await waitFor(async () => (await sys.stats()).health_status.database !== 'healthy', { timeoutMs: 8_000, description: 'health_status.database not healthy' });
@@ -88,6 +97,7 @@ describe('faults: the system keeps its word while its dependencies fail', () => 
     await waitFor(async () => (await sys.stats()).health_status.database === 'healthy', { timeoutMs: 10_000, description: 'health_status.database healthy again' });
     const after = await sys.create({ content: 'after the cut' });
     expect(after.status).toBe(200);
+    expect((await sys.api('GET', `/api/view/${kept.body.uuid}.php`)).body.note.current_views).toBe(0); // the failed reveal counted nothing
     expect((await sys.reveal(kept.body.uuid)).content).toBe('survives the cut');
     expect(sys.processes.notes.pid).toBe(pid);
     expect(sys.processes.notes.exitStatus()).toBeNull(); // no restart
@@ -149,7 +159,12 @@ describe('faults: the system keeps its word while its dependencies fail', () => 
     await sys.sink.waitForMessages(before + 5, 30_000);
     await sys.checkInvariants();
     await sleep(1_000);
-    expect(sys.sink.messages.length).toBe(before + 5);
+    // Every e-mail arrived. SMTP is at-least-once when a connection dies after the server took the
+    // message and before the client heard so: a repeat must then carry the same Message-ID, so the
+    // receiver can drop it (observed now and then around the cut; see docs/security.md).
+    const arrived = sys.sink.messages.slice(before);
+    const byId = new Map(arrived.map((m) => [m.parsed.messageId, m.to.join(',')]));
+    expect([...byId.values()].sort()).toEqual(['back@example.com', 'down0@example.com', 'down1@example.com', 'down2@example.com', 'silent@example.com']);
   });
 
   it('when events and mail commands are redelivered, then nothing changes the second time; a malformed message is dead-lettered and the queue keeps flowing', async () => {
