@@ -1,4 +1,4 @@
-import { silentLogger, type MessagePublisher, type OutgoingMessage } from '@vanish/common';
+import { PartialPublishError, silentLogger, type MessagePublisher, type OutgoingMessage } from '@vanish/common';
 import { Registry } from 'prom-client';
 import { FakeOutboxStore } from './fake-outbox-store';
 import { OutboxRelay } from './outbox-relay';
@@ -20,6 +20,29 @@ describe('OutboxRelay', () => {
     const relay = new OutboxRelay({ store, publisher, logger: silentLogger, batchSize: 2 });
     expect(await relay.drain()).toBe(5);
     expect(publisher.sent.map((m) => m.body)).toEqual([0, 1, 2, 3, 4].map((n) => `{"n":${n}}`));
+    expect(store.waiting).toBe(0);
+  });
+
+  it('when the broker takes only part of a batch, then only the rest is sent again', async () => {
+    const store = new FakeOutboxStore();
+    store.add('note.created', '{}', 'taken');
+    store.add('mail.send', '{}', 'unroutable');
+    const sent: string[] = [];
+    let refuseMail = true;
+    const publisher: MessagePublisher = {
+      async publish(messages) {
+        sent.push(...messages.map((m) => m.id));
+        if (refuseMail && messages.some((m) => m.routingKey === 'mail.send')) {
+          throw new PartialPublishError('no queue for mail.send', messages.filter((m) => m.routingKey !== 'mail.send').map((m) => m.id));
+        }
+      },
+    };
+    const relay = new OutboxRelay({ store, publisher, logger: silentLogger });
+    await expect(relay.drain()).rejects.toThrow('no queue for mail.send');
+    expect(store.waiting).toBe(1);
+    refuseMail = false;
+    expect(await relay.drain()).toBe(1);
+    expect(sent).toEqual(['taken', 'unroutable', 'unroutable']);
     expect(store.waiting).toBe(0);
   });
 

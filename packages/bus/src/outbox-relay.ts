@@ -1,4 +1,4 @@
-import type { Logger, MessagePublisher, OutboxRow, OutboxStore } from '@vanish/common';
+import { PartialPublishError, type Logger, type MessagePublisher, type OutboxRow, type OutboxStore } from '@vanish/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 export interface OutboxRelayOptions {
@@ -147,7 +147,18 @@ export class OutboxRelay {
       this.held = { rows, claimedAt: Date.now() };
     }
     const { rows } = this.held;
-    await this.options.publisher.publish(rows.map((row) => ({ id: row.id, routingKey: row.routingKey, body: row.body })));
+    try {
+      await this.options.publisher.publish(rows.map((row) => ({ id: row.id, routingKey: row.routingKey, body: row.body })));
+    } catch (err) {
+      if (err instanceof PartialPublishError && err.confirmedIds.length > 0) {
+        // Mark what the broker took, so that only the rest is sent again (no duplicates for consumers).
+        const confirmed = new Set(err.confirmedIds);
+        await this.options.store.markPublished(rows.filter((row) => confirmed.has(row.id)).map((row) => row.seq));
+        this.published?.inc(confirmed.size);
+        this.held = { ...this.held, rows: rows.filter((row) => !confirmed.has(row.id)) };
+      }
+      throw err;
+    }
     // Confirmed by the broker: from here a crash means a duplicate later, never a loss.
     this.held = undefined;
     await this.options.store.markPublished(rows.map((row) => row.seq));

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
+import { PartialPublishError } from '@vanish/common';
 import type {
   ConsumeOptions, IncomingMessage, Logger, MessageConsumer, MessageHandler, MessagePublisher, OutgoingMessage, Subscription,
 } from '@vanish/common';
@@ -133,7 +134,9 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
     }));
     const unroutable = messages.filter((m) => connected.returned.delete(m.id));
     if (unroutable.length > 0) {
-      throw new BusUnavailableError(`no queue is bound for ${[...new Set(unroutable.map((m) => m.routingKey))].join(', ')} yet (its consumer has not started)`);
+      const message = `no queue is bound for ${[...new Set(unroutable.map((m) => m.routingKey))].join(', ')} yet (its consumer has not started)`;
+      const returnedIds = new Set(unroutable.map((m) => m.id));
+      throw new PartialPublishError(message, messages.filter((m) => !returnedIds.has(m.id)).map((m) => m.id));
     }
     const byKey = new Map<string, number>();
     for (const m of messages) byKey.set(m.routingKey, (byKey.get(m.routingKey) ?? 0) + 1);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import amqp, { type ChannelModel } from 'amqplib';
-import { silentLogger } from '@vanish/common';
+import { PartialPublishError, silentLogger } from '@vanish/common';
 import { HEADER_DEAD_REASON, HEADER_ROUTING_KEY, RabbitMqBus, dlqName, dlxName, retryQueueName, type ExpiringMessage } from '@vanish/bus';
 import { startFaultProxy, type FaultProxy } from '@vanish/testkit/fault-proxy';
 import { waitFor } from '@vanish/testkit/net';
@@ -151,6 +151,11 @@ describe('RabbitMqBus on a fresh broker', () => {
     const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
     try {
       await expect(bus.publish([{ id: 'early', routingKey: 'fresh.created', body: '{}' }])).rejects.toThrow(/no queue is bound for fresh.created/);
+      // In a mixed batch the error names what the broker did take, so the relay sends only the rest again.
+      await (await bus.consume({ queue: `${queue}.bound`, bindings: ['bound.*'] }, async () => undefined)).cancel();
+      const mixed = bus.publish([{ id: 'taken', routingKey: 'bound.x', body: '{}' }, { id: 'early', routingKey: 'fresh.created', body: '{}' }]);
+      await expect(mixed).rejects.toBeInstanceOf(PartialPublishError);
+      await expect(mixed).rejects.toMatchObject({ confirmedIds: ['taken'] });
       const heartbeat: ExpiringMessage = { id: 'beat', routingKey: 'health.x', body: '{}', expiresInMs: 1_000 };
       await expect(bus.publish([heartbeat])).resolves.toBeUndefined();
 
@@ -161,7 +166,7 @@ describe('RabbitMqBus on a fresh broker', () => {
       expect(ids).toEqual(['early']);
     } finally {
       await bus.close();
-      await deleteTopology(admin, exchange, [queue]);
+      await deleteTopology(admin, exchange, [queue, `${queue}.bound`]);
       await admin.close();
     }
   });

@@ -80,3 +80,14 @@ export interface OutboxStore {
   /** Rows waiting and the age of the oldest, for metrics and alerts. */
   backlog(): Promise<{ count: number; oldestAgeSeconds: number }>;
 }
+
+/**
+ * Some of a batch were confirmed and some were not (e.g. no queue takes their routing key yet):
+ * the publisher names the confirmed ones so that only the others are sent again.
+ */
+export class PartialPublishError extends Error {
+  constructor(message: string, readonly confirmedIds: readonly string[]) {
+    super(message);
+    this.name = 'PartialPublishError';
+  }
+}
