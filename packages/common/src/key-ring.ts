@@ -102,7 +102,11 @@ export class MessageSealer {
  * A key ring from NAME (or NAME_FILE). Outside production, when unset, it is generated once into
  * DATA_DIR/keys and kept there, with a warning: losing that file loses what it sealed.
  */
-export function loadKeyRing(reader: EnvReader, name: string, dataDir: string, logger?: Logger): KeyRing | undefined {
+export function loadKeyRing(
+  reader: EnvReader, name: string, dataDir: string, logger?: Logger,
+  /** What losing the generated key costs, said in the warning. */
+  whenLost = 'losing it loses every note it sealed',
+): KeyRing | undefined {
   const text = reader.raw(name);
   if (text !== undefined) {
     try {
@@ -122,12 +126,14 @@ export function loadKeyRing(reader: EnvReader, name: string, dataDir: string, lo
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, `${ring.serialize()}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
-  logger?.warn(`${name} is not set: generated a key into ${file}. Back it up; losing it loses every note it sealed. Set ${name} in production.`);
+  logger?.warn(`${name} is not set: generated a key into ${file}. Back it up: ${whenLost}. Set ${name} in production.`);
   return ring;
 }
 
 /** A single 32-byte secret (LOOKUP_KEY) under the same rules as loadKeyRing. */
-export function loadSecretKey(reader: EnvReader, name: string, dataDir: string, logger?: Logger): Buffer | undefined {
+export function loadSecretKey(
+  reader: EnvReader, name: string, dataDir: string, logger?: Logger, whenLost?: string,
+): Buffer | undefined {
   const text = reader.raw(name);
   if (text !== undefined) {
     const material = Buffer.from(text, 'base64');
@@ -137,6 +143,6 @@ export function loadSecretKey(reader: EnvReader, name: string, dataDir: string, 
     }
     return material;
   }
-  const ring = loadKeyRing(reader, name, dataDir, logger);
+  const ring = loadKeyRing(reader, name, dataDir, logger, whenLost);
   return ring?.current.material;
 }

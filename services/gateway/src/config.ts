@@ -60,7 +60,7 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
     }
   }
 
-  const limiterKey = loadSecretKey(reader, 'LIMITER_KEY', dataDir, logger);
+  const limiterKey = loadSecretKey(reader, 'LIMITER_KEY', dataDir, logger, 'losing it only resets the rate-limit counters');
 
   const config: GatewayConfig = {
     port: reader.int('PORT', 8080, { min: 0, max: 65_535 }),

@@ -73,7 +73,7 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
   const publicBaseUrl = reader.url('PUBLIC_BASE_URL', 'http://localhost:8080', ['http:', 'https:']).replace(/\/+$/, '');
   reader.requireInProduction('PUBLIC_BASE_URL', reader.raw('PUBLIC_BASE_URL'), 'links in e-mails must name the public origin');
 
-  const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, logger);
+  const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, logger, 'losing it loses the e-mails waiting in the queues, and quotas and unsubscribes keyed by it');
   const hashKeyText = reader.raw('MAILER_HASH_KEY');
   let hashKey: Buffer | undefined;
   if (hashKeyText !== undefined) {

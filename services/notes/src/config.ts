@@ -72,7 +72,7 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
 
   const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, keyLogger);
   const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger);
-  const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, keyLogger);
+  const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, keyLogger, 'losing it loses the e-mails waiting in the outbox and queues');
 
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),
