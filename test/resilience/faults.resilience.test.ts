@@ -8,6 +8,8 @@ import { background, sleep, startSystem, type System } from './support/system';
 // long enough for several heartbeat periods, readiness and stats to turn red, and pool
 // connections to die; the recovery path is the same as after a minute.
 const DB_CUT_MS = 12_000;
+/** Used as content, passcode and e-mail local-part during the faults: must never leak anywhere. */
+const CANARY = 'qx5faultcanary8v';
 const NO_INTERNALS = /\bat [\w.<>]+ \(|\.ts:\d+|\.js:\d+|select |insert |update |delete from|knex|mysql|ECONNREFUSED|ER_[A-Z_]+/i;
 
 jest.setTimeout(180_000);
@@ -24,17 +26,17 @@ describe('faults: the system keeps its word while its dependencies fail', () => 
   it('when the broker is cut while notes are created and revealed, then every answer is normal and stats and e-mails catch up exactly after restore', async () => {
     const mailedBefore = sys.sink.messages.length;
     const traffic = background(async () => {
-      const created = await sys.create({ content: 'broker cut traffic', max_views: 2 });
+      const created = await sys.create({ content: `${CANARY} broker cut traffic`, max_views: 2, passcode: CANARY });
       expect(created.status).toBe(200);
-      const shown = await sys.reveal(created.body.uuid);
-      expect(shown.content).toBe('broker cut traffic');
+      const shown = await sys.reveal(created.body.uuid, CANARY);
+      expect(shown.content).toBe(`${CANARY} broker cut traffic`);
     }, 50);
     await sleep(500);
     sys.proxies.amqp.cut();
     const during: number[] = [];
     let mails = 0;
     for (let i = 0; i < 6; i++) {
-      const created = await sys.create({ content: `while cut ${i}`, send_link_email: `cut${i}@example.com` });
+      const created = await sys.create({ content: `while cut ${i}`, send_link_email: `${CANARY}.cut${i}@example.com` });
       during.push(created.status);
       mails += 1;
       const revealed = await sys.reveal(created.body.uuid);
@@ -91,7 +93,9 @@ describe('faults: the system keeps its word while its dependencies fail', () => 
     expect(late.status).toBe(503);
     expect(late.ms).toBeLessThan(2_000);
     sys.proxies.notesDb.restore();
+    const restoredAt = Date.now();
     await waitFor(async () => (await fetch(`${sys.adminUrl.notes}/readyz`)).status === 200, { timeoutMs: 15_000, description: 'notes /readyz green again' });
+    if (process.env.RESILIENCE_TIMING) process.stderr.write(`notes ready ${Date.now() - restoredAt} ms after the database came back\n`);
     await traffic.stop();
     sys.allow5xx = false;
     await waitFor(async () => (await sys.stats()).health_status.database === 'healthy', { timeoutMs: 10_000, description: 'health_status.database healthy again' });
@@ -204,6 +208,36 @@ describe('faults: the system keeps its word while its dependencies fail', () => 
     await sys.checkInvariants();
   });
 
+  it('when the database is cut in the middle of a reveal burst, then no content is shown for a view that did not commit', async () => {
+    const note = await sys.create({ content: 'counted views only', max_views: 100 });
+    const uuid = note.body.uuid;
+    // Each reader opened the page (and got a form token) before the trouble starts.
+    const tokens = await Promise.all(Array.from({ length: 30 }, async () => /name="form_token" value="([^"]+)"/.exec((await sys.raw('GET', `/${uuid}`)).text)![1]!));
+    sys.allow5xx = true;
+    let shown = 0;
+    const burst = tokens.map(async (token, i) => {
+      await sleep(i * 8);
+      const answer = await sys.raw('POST', `/${uuid}`, {
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', origin: sys.gateway },
+        body: new URLSearchParams({ form_token: token }).toString(),
+      }).catch(() => undefined);
+      if (answer?.status === 200 && answer.text.includes('counted views only')) shown += 1;
+    });
+    await sleep(100);
+    sys.proxies.notesDb.cut();
+    await Promise.all(burst);
+    sys.proxies.notesDb.restore();
+    await waitFor(async () => (await fetch(`${sys.adminUrl.notes}/readyz`)).status === 200, { timeoutMs: 15_000, description: 'notes ready again' });
+    sys.allow5xx = false;
+    const meta = await sys.api('GET', `/api/view/${uuid}.php`);
+    expect(meta.status).toBe(200);
+    expect(shown).toBeGreaterThan(0); // the cut really landed mid-burst...
+    expect(shown).toBeLessThan(30);
+    expect(shown).toBeLessThanOrEqual(meta.body.note.current_views); // ...and every content shown is a committed view
+    sys.created.get(uuid)!.shown += shown;
+    await sys.checkInvariants();
+  });
+
   it('when the gateway gets SIGTERM, then requests in flight complete', async () => {
     const inFlight = Array.from({ length: 12 }, (_, i) => sys.create({ content: `in flight ${i}` }));
     await sleep(30);
@@ -235,5 +269,21 @@ describe('faults: the system keeps its word while its dependencies fail', () => 
     for (const uuid of oks.slice(0, 5)) expect((await sys.reveal(uuid)).status).toBe(200);
     // Notes committed whose answer was lost to the kill are counted by stats but not by us.
     await sys.checkInvariants({ exactTotal: false });
+  });
+
+  it('when the faults are over, then no canary and no note uuid appears in any log, RabbitMQ payload, dead letter, metrics output or database column', async () => {
+    const uuids = [...sys.created.keys()];
+    expect(uuids.length).toBeGreaterThan(20);
+    const leaks: string[] = [];
+    const look = (where: string, text: string) => {
+      if (text.toLowerCase().includes(CANARY)) leaks.push(`${where}: canary`);
+      for (const uuid of uuids) if (text.includes(uuid)) { leaks.push(`${where}: a uuid`); break; }
+    };
+    look('service logs', sys.logs());
+    look('bus payloads', sys.busMessages.map((m) => m.body).join('\n'));
+    for (const [service, url] of Object.entries(sys.adminUrl)) look(`${service} /metrics`, await (await fetch(`${url}/metrics`)).text());
+    look('databases', await sys.dumpDatabases());
+    expect(sys.busMessages.some((m) => m.routingKey === 'mail.send')).toBe(true);
+    expect(leaks).toEqual([]);
   });
 });
