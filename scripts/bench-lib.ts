@@ -64,6 +64,29 @@ export function startNode(name: string, args: string[], env: Record<string, stri
   };
 }
 
+/**
+ * On Ctrl-C or SIGTERM: stop the children and run the cleanups (drop the run's databases and vhost)
+ * before exiting, so that an interrupted bench leaves nothing behind.
+ */
+export function cleanUpOnSignal(children: Child[], cleanups: (() => Promise<void>)[]): void {
+  const handler = (signal: NodeJS.Signals): void => {
+    log(`${signal}: stopping the services and cleaning up`);
+    void (async () => {
+      for (const child of [...children].reverse()) await child.stop();
+      for (const cleanup of [...cleanups].reverse()) {
+        try {
+          await cleanup();
+        } catch (error) {
+          log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+      process.exit(130);
+    })();
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+}
+
 /** Waits until GET url answers 200 (a generous bound that only catches a service that never comes up). */
 export async function waitReady(child: Child, url: string, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

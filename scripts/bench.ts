@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  ROOT, chartSvg, cpuSeconds, fmt, freePort, loadAverage, log, machine, mariadbPid, percentile, randomKey, randomSuffix, replaceSection, rssMb,
+  ROOT, chartSvg, cleanUpOnSignal, cpuSeconds, fmt, freePort, loadAverage, log, machine, mariadbPid, percentile, randomKey, randomSuffix, replaceSection, rssMb,
   runAutocannon, runWrk, sleep, startNode, tail, waitReady, type Child, type LoadResult, type WrkResult,
 } from './bench-lib';
 import { HIGH_LIMIT, seedNotes, startTopology } from './bench-topology';
@@ -221,6 +221,7 @@ async function main(): Promise<void> {
   const logDir = mkdtempSync(join(tmpdir(), 'vanish-bench-logs-'));
   const dataDir = mkdtempSync(join(tmpdir(), 'vanish-bench-data-'));
   log(`logs of the services under test: ${logDir}`);
+  cleanUpOnSignal(children, cleanups);
   const scenarios: Scenario[] = [];
   let hopRss: number | undefined;
   let full: FullTopology | undefined;
