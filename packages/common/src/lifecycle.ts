@@ -14,7 +14,13 @@ export class Lifecycle {
   private stopping: Promise<void> | undefined;
   private draining = false;
 
-  constructor(private readonly logger: Logger) {}
+  /**
+   * drainDelayMs: how long the service keeps serving after it turned not-ready and before it stops
+   * listening. Connections a client opened just before the signal still sit in the kernel's accept
+   * queue, or are accepted with their request not yet read; closing the listener at once would reset
+   * them. The delay lets them be read, after which closing waits for their answers.
+   */
+  constructor(private readonly logger: Logger, private readonly drainDelayMs = 500) {}
 
   add(name: string, stop: () => Promise<void> | void): void {
     this.stoppables.push({ name, stop: async () => { await stop(); } });
@@ -31,6 +37,7 @@ export class Lifecycle {
 
   private async runStop(): Promise<void> {
     this.draining = true;
+    if (this.drainDelayMs > 0 && this.stoppables.length > 0) await new Promise((resolve) => setTimeout(resolve, this.drainDelayMs));
     for (const stoppable of [...this.stoppables].reverse()) {
       try {
         await stoppable.stop();
