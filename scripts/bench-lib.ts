@@ -71,9 +71,12 @@ export function startNode(name: string, args: string[], env: Record<string, stri
 export function cleanUpOnSignal(children: Child[], cleanups: (() => Promise<void>)[]): void {
   const handler = (signal: NodeJS.Signals): void => {
     log(`${signal}: stopping the services and cleaning up`);
+    // take the lists over, so that the main flow's own clean-up finds nothing left to do twice
+    const toStop = children.splice(0).reverse();
+    const toRun = cleanups.splice(0).reverse();
     void (async () => {
-      for (const child of [...children].reverse()) await child.stop();
-      for (const cleanup of [...cleanups].reverse()) {
+      for (const child of toStop) await child.stop();
+      for (const cleanup of toRun) {
         try {
           await cleanup();
         } catch (error) {
