@@ -199,6 +199,10 @@ async function main(): Promise<void> {
       `under 50 connections: metadata read p50 ${change(l.read.p50, first.read.p50)}, stats p50 ${change(l.stats.p50, first.stats.p50)}.`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+  if (process.exitCode === 1) {
+    log('the run failed: docs/performance.md is left as it was');
+    return;
+  }
   replaceSection(join(ROOT, 'docs', 'performance.md'), 'growth', lines.join('\n'), '# Performance\n');
 }
 

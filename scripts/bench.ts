@@ -321,6 +321,10 @@ async function main(): Promise<void> {
   lines.push('![throughput and latency per scenario](performance.svg)');
 
   process.stdout.write(`\n${table.join('\n')}\n\n${lines.filter((l) => !l.startsWith('|')).join('\n')}\n`);
+  if (process.exitCode === 1) {
+    log('the run failed: docs/performance.md and the chart are left as they were');
+    return;
+  }
   const doc = join(ROOT, 'docs', 'performance.md');
   replaceSection(doc, 'bench', lines.join('\n'), '# Performance\n');
   writeFileSync(join(ROOT, 'docs', 'performance.svg'), chartSvg(`vanish: npm run bench (${CONNECTIONS} connections)`, scenarios, yard));
