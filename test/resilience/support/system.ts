@@ -322,6 +322,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     },
     async stop() {
       // RESILIENCE_LOGS=dir keeps every service's output of this run for a look after a failure.
+      for (const loop of [...loops]) await loop.stop();
       if (process.env.RESILIENCE_LOGS) writeFileSync(path.join(process.env.RESILIENCE_LOGS, `${tag}.log`), system.logs());
       for (const service of ['gateway', 'mailer', 'stats', 'notes'] as ServiceName[]) await processes[service]?.stop();
       await tapConnection.close().catch(() => undefined);
@@ -340,7 +341,12 @@ export function unescapeHtml(text: string): string {
   return text.replace(/&(amp|lt|gt|quot|#39|#96);/g, (_m, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", '#96': '`' })[name]!);
 }
 
-/** Runs `work` repeatedly in the background (light traffic) until the returned stop() is called. */
+const loops = new Set<{ stop(): Promise<void> }>();
+
+/**
+ * Runs `work` repeatedly in the background (light traffic) until the returned stop() is called;
+ * System.stop() stops any loop a failed test left running, so jest can exit.
+ */
 export function background(work: () => Promise<unknown>, pauseMs = 100): { stop(): Promise<void> } {
   let running = true;
   const loop = (async () => {
@@ -349,7 +355,9 @@ export function background(work: () => Promise<unknown>, pauseMs = 100): { stop(
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   })();
-  return { async stop() { running = false; await loop; } };
+  const handle = { async stop() { running = false; loops.delete(handle); await loop; } };
+  loops.add(handle);
+  return handle;
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
