@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -41,6 +42,23 @@ function rawPost(sys: System, urlPath: string, headers: Record<string, string>, 
       request.end();
     })().catch(() => undefined);
   });
+}
+
+function runWithStdin(script: string, input: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, output }); });
+    child.stdin.end(input);
+  });
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
 function checkRaw(answer: { status: number; text: string; headers: http.IncomingHttpHeaders }): void {
@@ -256,9 +274,17 @@ describe('attacks: bad input never breaks the promises', () => {
     const second = await runProcess({ script: takedown, args: [note.body.uuid], env: sys.serviceEnv('notes') });
     expect((await second.exited).code).toBe(1);
     expect(second.output()).not.toContain(note.body.uuid);
+    // The link on stdin (the way docs/security.md recommends: out of the process list and shell history).
+    const viaStdin = await sys.create({ content: 'reported on stdin' });
+    // (Not spawnSync: the database's fault proxy runs in this process and must keep forwarding.)
+    const piped = await runWithStdin(takedown, `${viaStdin.body.url}\n`, definedOnly(sys.serviceEnv('notes')));
+    expect(piped.code).toBe(0);
+    expect(piped.output).toContain('takedown: the note was destroyed');
+    expect(piped.output).not.toContain(viaStdin.body.uuid);
+    expect((await sys.api('GET', `/api/view/${viaStdin.body.uuid}.php`)).status).toBe(404);
     await sys.checkInvariants();
     const statsAfter = await sys.stats();
-    expect(statsAfter.destroyed_notes).toBe(statsBefore.destroyed_notes + 1);
+    expect(statsAfter.destroyed_notes).toBe(statsBefore.destroyed_notes + 2);
   });
 
   it('when a canary is used as content, passcode and e-mail local-part, then it never appears in logs, RabbitMQ payloads, dead letters, metrics or any database column', async () => {
@@ -281,6 +307,9 @@ describe('attacks: bad input never breaks the promises', () => {
     };
     look('service logs', sys.logs());
     for (const message of sys.busMessages) look(`bus ${message.routingKey}`, message.body);
+    const everything = `${sys.logs()}\n${sys.busMessages.map((m) => m.body).join('\n')}`;
+    const leakedUuids = [...sys.created.keys()].filter((uuid) => everything.includes(uuid));
+    expect(leakedUuids).toEqual([]); // no note of this run, the taken-down ones included
     for (const [service, url] of Object.entries(sys.adminUrl)) look(`${service} /metrics`, await (await fetch(`${url}/metrics`)).text());
     look('databases', await sys.dumpDatabases());
     expect(sys.busMessages.length).toBeGreaterThan(0);
