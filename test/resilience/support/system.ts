@@ -308,8 +308,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
         last = `outbox ${outbox.n}, queues ${JSON.stringify(busy)}, total ${stats.total_notes_created} vs ${createdOk} created`;
         if (Number(outbox.n) !== 0 || busy.length > 0) return false;
         return exactTotal ? stats.total_notes_created === createdOk : stats.total_notes_created >= createdOk;
-      }, { timeoutMs, intervalMs: 500, description: 'outbox drained, queues empty, stats caught up' }).catch((err: Error) => {
-        throw new Error(`${err.message}; last seen: ${last}`);
+      }, { timeoutMs, intervalMs: 500, description: 'outbox drained, queues empty, stats caught up' }).catch(async (err: Error) => {
+        // Keep what the services said, for the one who reads this failure.
+        const file = path.join(tmpdir(), `${tag}-services.log`);
+        writeFileSync(file, system.logs());
+        const depths = await system.queueDepths().catch(() => ({}));
+        throw new Error(`${err.message}; last seen: ${last}; all queues ${JSON.stringify(depths)}; service logs in ${file}`);
       });
       const stats = await system.stats();
       expect(stats.active_notes + stats.destroyed_notes).toBe(stats.total_notes_created);
