@@ -92,6 +92,9 @@ describe('mailer processes killed between receiving and acking', () => {
     await first.waitForOutput(/e-mail sent/, 30_000);
     first.kill('SIGKILL');
     await first.exited;
+    // Drop the held connection (and the ack in it) so the broker sees the consumer gone at once;
+    // a stalled link whose client died is otherwise noticed only when the broker's heartbeats give up.
+    amqpProxy.cut();
     amqpProxy.restore();
 
     const second = await startMailer(env());
