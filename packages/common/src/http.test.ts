@@ -67,3 +67,41 @@ describe('http helpers', () => {
     expect((await res.json()) as unknown).toMatchObject({ code: 'NOT_FOUND', details: { parameter: null } });
   });
 });
+
+describe('listen with an express app', () => {
+  it('when a request arrives, then its request and response are born with the app prototypes and express works as ever', async () => {
+    const app = express();
+    app.set('trust proxy', false);
+    app.get('/api/who', (req, res) => {
+      res.locals.seen = true;
+      res.status(201).json({ ip: req.ip, query: req.query, secure: req.secure, locals: res.locals.seen as boolean });
+    });
+    const server = await listen(app, 0, '127.0.0.1');
+    const born: Array<[object | null, object | null]> = [];
+    // Prepended, so it runs before express could swap the prototypes itself.
+    server.server.prependListener('request', (req: object, res: object) => {
+      born.push([Object.getPrototypeOf(req) as object | null, Object.getPrototypeOf(res) as object | null]);
+    });
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/who?a=1`, { headers: { 'X-Forwarded-For': '203.0.113.9' } });
+      expect(res.status).toBe(201);
+      expect((await res.json()) as unknown).toEqual({ ip: '127.0.0.1', query: { a: '1' }, secure: false, locals: true });
+      expect(born).toEqual([[app.request, app.response]]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('when the handler is a plain function, then Node objects are used unchanged', async () => {
+    const server = await listen((_req: never, res: never) => (res as unknown as import('node:http').ServerResponse).end('plain'), 0, '127.0.0.1');
+    const born: Array<object | null> = [];
+    server.server.prependListener('request', (req: object) => born.push(Object.getPrototypeOf(req) as object | null));
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/`);
+      expect(await res.text()).toBe('plain');
+      expect(born).toEqual([(await import('node:http')).IncomingMessage.prototype]);
+    } finally {
+      await server.close();
+    }
+  });
+});

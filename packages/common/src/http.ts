@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { AppError, MethodNotAllowedError, NotFoundError, ValidationError, toAppError } from './errors';
@@ -191,13 +192,22 @@ export interface Listening {
   close(): Promise<void>;
 }
 
+export interface TlsFiles {
+  cert: Buffer | string;
+  key: Buffer | string;
+}
+
+type Handler = express.Express | ((req: never, res: never) => void);
+
 /**
  * Listens and resolves with the real port (port 0 in tests). Slow clients cannot hold a socket:
  * headers and whole requests have deadlines. close() stops accepting and waits for in-flight
- * requests, closing idle keep-alive sockets at once.
+ * requests, closing idle keep-alive sockets at once. With `tls`, the server speaks HTTPS.
  */
-export function listen(handler: express.Express | ((req: never, res: never) => void), port: number, host = '0.0.0.0', server?: Server): Promise<Listening> {
-  const srv = server ?? createServer(handler as Parameters<typeof createServer>[0]);
+export function listen(handler: Handler, port: number, host = '0.0.0.0', tls?: TlsFiles): Promise<Listening> {
+  const options = serverOptionsFor(handler);
+  const listener = handler as Parameters<typeof createServer>[1];
+  const srv: Server = tls ? createTlsServer({ ...options, cert: tls.cert, key: tls.key }, listener) : createServer(options, listener);
   srv.headersTimeout = 10_000;
   srv.requestTimeout = 30_000;
   srv.keepAliveTimeout = 5_000;
@@ -216,4 +226,43 @@ export function listen(handler: express.Express | ((req: never, res: never) => v
       });
     });
   });
+}
+
+/**
+ * Express gives every request and response its own prototypes (app.handle calls
+ * Object.setPrototypeOf on both), and objects whose prototype changes after birth push V8 off
+ * the fast paths of Node's own http code: a hello-world costs about 136 µs of CPU per request
+ * instead of 34 (docs/performance.md, "Why express was slow"). A server whose request and
+ * response objects are born with the app's prototypes (Node's IncomingMessage/ServerResponse
+ * server options) makes express's swap a no-op; express itself is untouched.
+ */
+export function serverOptionsFor(handler: Handler): ServerOptions {
+  // Node's classes are still plain constructor functions; should they become ES classes (which
+  // cannot be called), the server keeps Node's own objects and express swaps prototypes as ever.
+  if (!isExpressApp(handler) || !isPlainConstructor(IncomingMessage) || !isPlainConstructor(ServerResponse)) return {};
+  const initRequest = IncomingMessage as unknown as (this: IncomingMessage, socket: Socket) => void;
+  const initResponse = ServerResponse as unknown as (this: ServerResponse, req: IncomingMessage, options?: object) => void;
+  // Called with `new` by Node. Plain functions that call Node's constructors on `this`: an object
+  // made by Reflect.construct(IncomingMessage, [socket], AppRequest) measured as slow as the swap.
+  function AppRequest(this: IncomingMessage, socket: Socket): void {
+    initRequest.call(this, socket);
+  }
+  AppRequest.prototype = handler.request as object;
+  function AppResponse(this: ServerResponse, req: IncomingMessage, options?: object): void {
+    initResponse.call(this, req, options);
+  }
+  AppResponse.prototype = handler.response as object;
+  return {
+    IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
+    ServerResponse: AppResponse as unknown as typeof ServerResponse,
+  };
+}
+
+function isPlainConstructor(fn: unknown): boolean {
+  return typeof fn === 'function' && !Function.prototype.toString.call(fn).startsWith('class');
+}
+
+function isExpressApp(handler: Handler): handler is express.Express {
+  const candidate = handler as Partial<express.Express>;
+  return typeof candidate.request === 'object' && typeof candidate.response === 'object' && typeof candidate.use === 'function';
 }

@@ -1,5 +1,4 @@
 import { Agent } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import { Redis } from 'ioredis';
 import type { Express } from 'express';
 import { createAdminApp, createLogger, createRegistry, Lifecycle, listen, type Logger, type Registry } from '@vanish/common';
@@ -108,8 +107,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
       if (redis) await waitUntilReady(redis, 2000, logger);
       const admin = await listen(createAdminApp({ registry, checks: [], isDraining: () => lifecycle.isDraining }), config.adminPort, config.host);
       lifecycle.add('admin server', () => admin.close());
-      const server = config.tls ? createHttpsServer({ cert: config.tls.cert, key: config.tls.key }, app) : undefined;
-      const pub = await listen(app, config.port, config.host, server);
+      const pub = await listen(app, config.port, config.host, config.tls);
       lifecycle.add('public server', () => pub.close());
       logger.info('gateway listening', {
         port: pub.port,
