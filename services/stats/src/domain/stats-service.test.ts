@@ -64,4 +64,68 @@ describe('StatsService', () => {
     clock.advance(3_001);
     expect((await service.statistics()).health_status).toMatchObject({ database: 'unhealthy', encryption: 'unavailable' });
   });
+
+  describe('when requests overlap', () => {
+    /** A store whose counters() read waits until the test opens the gate. */
+    class GatedStore extends FakeStatsStore {
+      reads = 0;
+      failNextRead = false;
+      private gates: Array<() => void> = [];
+      override async counters() {
+        this.reads += 1;
+        const fail = this.failNextRead;
+        this.failNextRead = false;
+        await new Promise<void>((open) => this.gates.push(open));
+        if (fail) throw new Error('database went away');
+        return super.counters();
+      }
+      openNext(): void {
+        this.gates.shift()?.();
+      }
+    }
+    const created = (store: FakeStatsStore, id: string) =>
+      store.applyOnce(eventIdDigest(id), effectOf(event(id, 'note.created', '2026-03-31T12:00:00Z'), Date.parse('2026-03-31T12:00:00Z')), 0);
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+    it('then callers who asked during a read share the next read, which starts after they asked', async () => {
+      const store = new GatedStore();
+      const service = new StatsService({ store, clock: new ManualClock(new Date('2026-03-31T12:00:30Z')), heartbeatIntervalMs: 10_000 });
+      const first = service.statistics();
+      await settle();
+      expect(store.reads).toBe(1);
+      await created(store, 'a'); // lands while the first read is under way
+      const later = [service.statistics(), service.statistics(), service.statistics()];
+      await settle();
+      expect(store.reads).toBe(1);
+      store.openNext();
+      expect((await first).total_notes_created).toBe(1);
+      await settle();
+      expect(store.reads).toBe(2);
+      await created(store, 'b'); // after the following read started: not required in it
+      store.openNext();
+      const answers = await Promise.all(later);
+      expect(answers.map((a) => a.total_notes_created)).toEqual([2, 2, 2]);
+      expect(store.reads).toBe(2);
+      // Nothing under way any more: the next caller gets a read of its own.
+      const alone = service.statistics();
+      await settle();
+      store.openNext();
+      expect((await alone).total_notes_created).toBe(2);
+      expect(store.reads).toBe(3);
+    });
+
+    it('then a failed read fails only its own callers; the following read still runs', async () => {
+      const store = new GatedStore();
+      const service = new StatsService({ store, clock: new ManualClock(new Date('2026-03-31T12:00:30Z')), heartbeatIntervalMs: 10_000 });
+      store.failNextRead = true;
+      const first = service.statistics();
+      const second = service.statistics();
+      await settle();
+      store.openNext();
+      await expect(first).rejects.toThrow('database went away');
+      await settle();
+      store.openNext();
+      await expect(second).resolves.toMatchObject({ total_notes_created: 0 });
+    });
+  });
 });
