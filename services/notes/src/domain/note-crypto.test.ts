@@ -80,8 +80,10 @@ describe('NoteCrypto', () => {
     await expect(crypto.open(uuid, null, { ...a, contentBox: b.contentBox })).rejects.toBeInstanceOf(NoteIntegrityError);
     // Same row, e-mail box in the content column: the field name in the associated data differs.
     await expect(crypto.open(uuid, null, { ...a, contentBox: a.emailBox! })).rejects.toBeInstanceOf(NoteIntegrityError);
-    // A row claiming another lookup: associated data no longer matches.
-    await expect(crypto.open(uuid, null, { ...a, lookup: b.lookup.replace(/^./, '0') })).rejects.toBeInstanceOf(NoteIntegrityError);
+    // A row claiming another lookup: associated data no longer matches. (Both rows share the
+    // uuid, so the same lookup; the first hex digit is changed, never kept: a '0' stays a '0'.)
+    const otherLookup = (a.lookup.startsWith('0') ? '1' : '0') + a.lookup.slice(1);
+    await expect(crypto.open(uuid, null, { ...a, lookup: otherLookup })).rejects.toBeInstanceOf(NoteIntegrityError);
   });
 
   it('when a new master key is put first, then notes sealed under the old key still open and new ones use the new key', async () => {
