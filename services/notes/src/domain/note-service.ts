@@ -90,10 +90,7 @@ export class NoteService implements NotesApi {
         created_at: formatTimestamp(now),
       }, now));
     }
-    await this.store.transaction(async (tx) => {
-      await tx.insert(note);
-      await tx.enqueue(messages);
-    });
+    await this.store.insertNew(note, messages);
     notifyObserver(this.events, messages);
     return { uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now };
   }

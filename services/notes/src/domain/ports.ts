@@ -61,6 +61,11 @@ export interface NoteStore {
   findActive(lookup: string, now: Date): Promise<NoteRecord | null>;
   /** Up to `limit` notes whose expires_at is at or before `now`, oldest first. */
   findExpired(now: Date, limit: number): Promise<ExpiredNote[]>;
+  /**
+   * Stores a new note and its outbox messages: both commit together or neither does. Separate from
+   * `transaction` so that a store may commit concurrent creations together (group commit).
+   */
+  insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void>;
   /** Runs `work` in one transaction; a throw rolls everything back. */
   transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T>;
   /** True when the database answers. */

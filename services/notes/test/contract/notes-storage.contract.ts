@@ -40,6 +40,52 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
 
     const rawNote = async (lookup: string) => knex('notes').where({ lookup }).first();
 
+    it('when many notes are created at once, then every one is stored with its event', async () => {
+      const { service } = buildNotes(knex);
+      const created = await Promise.all(Array.from({ length: 40 }, (_, i) => service.create(noteInput({ content: `note ${i}`, maxViews: 2 }))));
+      for (const [i, note] of created.entries()) {
+        await expect(service.reveal(note.uuid, null)).resolves.toMatchObject({ outcome: 'revealed', content: `note ${i}` });
+      }
+      const createdEvents = (await outboxEvents(knex)).filter((e) => e.body.event === 'note.created');
+      expect(new Set(createdEvents.map((e) => e.body.data.note_id)).size).toBe(40);
+    });
+
+    it('when creations reach the store while one is committing, then they share the next transaction (group commit)', async () => {
+      const { service, store, crypto, clock } = buildNotes(knex);
+      const existing = await service.create(noteInput({ content: 'template' }));
+      const record = (await store.findActive(crypto.lookup(existing.uuid), clock.now()))!;
+      const noteInserts: string[] = [];
+      const onQuery = (query: { sql: string }): void => {
+        if (/^insert into [`"]notes[`"]/i.test(query.sql)) noteInserts.push(query.sql);
+      };
+      knex.on('query', onQuery);
+      try {
+        const lookups = Array.from({ length: 20 }, (_, i) => i.toString(16).padStart(2, '0').repeat(32));
+        await Promise.all(lookups.map((lookup, i) => store.insertNew({ ...record, lookup, noteRef: `${i}`.padEnd(record.noteRef.length, 'r') }, [])));
+        for (const lookup of lookups) expect(await rawNote(lookup)).toBeDefined();
+      } finally {
+        knex.off('query', onQuery);
+      }
+      // The first goes at once, alone; the other nineteen wait for it and go together.
+      expect(noteInserts).toHaveLength(2);
+    });
+
+    it('when one creation in a shared transaction cannot be stored, then only that one fails and the others are kept', async () => {
+      const { service, store, crypto, clock } = buildNotes(knex);
+      const existing = await service.create(noteInput({ content: 'already here' }));
+      const record = (await store.findActive(crypto.lookup(existing.uuid), clock.now()))!;
+      const fresh = (digit: string) => ({ ...record, lookup: digit.repeat(record.lookup.length), noteRef: digit.repeat(record.noteRef.length) });
+      const outcomes = await Promise.allSettled([
+        store.insertNew(fresh('a'), []),
+        store.insertNew(record, []), // same lookup as the stored note: the database refuses it
+        store.insertNew(fresh('b'), []),
+        store.insertNew(fresh('c'), []),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      for (const digit of ['a', 'b', 'c']) expect(await rawNote(digit.repeat(record.lookup.length))).toBeDefined();
+      expect(await knex('notes').count({ n: '*' })).toEqual([{ n: 4 }]);
+    });
+
     it('when a note is created, then metadata reads it without counting, and reveals count up to max_views then 404', async () => {
       const { service, crypto } = buildNotes(knex);
       const created = await service.create(noteInput({ maxViews: 2, content: 'twice' }));

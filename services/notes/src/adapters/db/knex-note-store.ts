@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { systemClock, type Clock, type ExpiryType, type OutgoingMessage } from '@vanish/common';
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
 import { DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions } from './database-errors';
+import { GroupCommit } from './group-commit';
 
 interface NoteRow {
   lookup: string;
@@ -24,6 +25,23 @@ interface NoteRow {
 const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'expires_at'] as const;
 const TRANSACTION_ATTEMPTS = 3;
 
+interface NewNote {
+  note: NoteRecord;
+  messages: readonly OutgoingMessage[];
+}
+
+/**
+ * Creations committed together: at most 64 notes (64 × 15 bound values stays under SQLite's
+ * oldest limit of 999) and about 2 MiB of ciphertext and messages, which inline as hex in the
+ * SQL well below MariaDB's default max_allowed_packet (16 MiB).
+ */
+const GROUP_COMMIT_LIMITS = {
+  maxItems: 64,
+  maxBytes: 2 * 1024 * 1024,
+  sizeOf: ({ note, messages }: NewNote): number =>
+    note.contentBox.length + note.checkBox.length + (note.emailBox?.length ?? 0) + messages.reduce((sum, m) => sum + m.body.length, 0),
+};
+
 /**
  * NoteStore on knex (SQLite or MySQL, same SQL). Counters only ever change through conditional
  * UPDATEs, so concurrent reveals across processes cannot overshoot max_views; destruction is a
@@ -31,9 +49,19 @@ const TRANSACTION_ATTEMPTS = 3;
  */
 export class KnexNoteStore implements NoteStore {
   private readonly timeoutMs: number;
+  private readonly creations: GroupCommit<NewNote>;
 
   constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexStoreOptions = {}) {
     this.timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
+    this.creations = new GroupCommit((batch) => this.transaction(async (tx) => {
+      const knexTx = tx as KnexNoteTransaction;
+      await knexTx.insertAll(batch.map((entry) => entry.note));
+      await knexTx.enqueue(batch.flatMap((entry) => entry.messages));
+    }), GROUP_COMMIT_LIMITS);
+  }
+
+  insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void> {
+    return this.creations.add({ note, messages });
   }
 
   findActive(lookup: string, now: Date): Promise<NoteRecord | null> {
@@ -83,23 +111,12 @@ class KnexNoteTransaction implements NoteTransaction {
   constructor(private readonly trx: Knex.Transaction, private readonly clock: Clock) {}
 
   async insert(note: NoteRecord): Promise<void> {
-    await this.trx('notes').insert({
-      lookup: note.lookup,
-      note_ref: note.noteRef,
-      key_id: note.keyId,
-      salt: note.salt,
-      kdf: note.kdf,
-      check_box: note.checkBox,
-      content_box: note.contentBox,
-      email_box: note.emailBox,
-      has_passcode: note.hasPasscode,
-      expiry_type: note.expiryType,
-      max_views: note.maxViews,
-      current_views: note.currentViews,
-      failed_attempts: note.failedAttempts,
-      created_at: note.createdAt.getTime(),
-      expires_at: note.expiresAt.getTime(),
-    });
+    await this.insertAll([note]);
+  }
+
+  /** One multi-row INSERT. */
+  async insertAll(notes: readonly NoteRecord[]): Promise<void> {
+    await this.trx('notes').insert(notes.map(toRow));
   }
 
   async claimView(lookup: string, now: Date): Promise<boolean> {
@@ -144,6 +161,26 @@ class KnexNoteTransaction implements NoteTransaction {
     const createdAt = this.clock.now().getTime();
     await this.trx('outbox').insert(messages.map((m) => ({ id: m.id, routing_key: m.routingKey, body: m.body, created_at: createdAt })));
   }
+}
+
+function toRow(note: NoteRecord): NoteRow {
+  return {
+    lookup: note.lookup,
+    note_ref: note.noteRef,
+    key_id: note.keyId,
+    salt: note.salt,
+    kdf: note.kdf,
+    check_box: note.checkBox,
+    content_box: note.contentBox,
+    email_box: note.emailBox,
+    has_passcode: note.hasPasscode,
+    expiry_type: note.expiryType,
+    max_views: note.maxViews,
+    current_views: note.currentViews,
+    failed_attempts: note.failedAttempts,
+    created_at: note.createdAt.getTime(),
+    expires_at: note.expiresAt.getTime(),
+  };
 }
 
 function toRecord(row: NoteRow): NoteRecord {

@@ -33,6 +33,13 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
       .map((note) => ({ lookup: note.lookup, expiryType: note.expiryType }));
   }
 
+  insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void> {
+    return this.transaction(async (tx) => {
+      await tx.insert(note);
+      await tx.enqueue(messages);
+    });
+  }
+
   transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T> {
     const run = this.queue.then(() => this.runTransaction(work));
     this.queue = run.catch(() => undefined);

@@ -1,0 +1,95 @@
+import { ServiceUnavailableError } from '@vanish/common';
+import { GroupCommit } from './group-commit';
+
+/** A commit function the test controls: it records each batch and waits until released. */
+function controlledCommit(failWhen: (items: readonly string[]) => Error | undefined = () => undefined) {
+  const batches: string[][] = [];
+  const releases: Array<() => void> = [];
+  const commit = (items: readonly string[]): Promise<void> => {
+    batches.push([...items]);
+    return new Promise<void>((resolve, reject) => {
+      releases.push(() => {
+        const err = failWhen(items);
+        if (err) reject(err);
+        else resolve();
+      });
+    });
+  };
+  const releaseNext = async (): Promise<void> => {
+    releases.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { batches, commit, releaseNext };
+}
+
+const limits = { maxItems: 3, maxBytes: 100, sizeOf: (item: string) => item.length };
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** The state of each promise, without waiting for it. */
+function track(promises: Array<Promise<void>>) {
+  const states: string[] = promises.map(() => 'pending');
+  promises.forEach((p, i) => p.then(() => { states[i] = 'ok'; }, (err: Error) => { states[i] = `failed: ${err.message}`; }));
+  return states;
+}
+
+describe('GroupCommit', () => {
+  it('when one item arrives alone, then it is committed at once, by itself', async () => {
+    const { batches, commit, releaseNext } = controlledCommit();
+    const group = new GroupCommit(commit, limits);
+    const done = group.add('a');
+    expect(batches).toEqual([['a']]);
+    await releaseNext();
+    await expect(done).resolves.toBeUndefined();
+  });
+
+  it('when items arrive during a commit, then the next commit takes them together, and each settles only with its own commit', async () => {
+    const { batches, commit, releaseNext } = controlledCommit();
+    const group = new GroupCommit(commit, limits);
+    const states = track([group.add('a'), group.add('b'), group.add('c')]);
+    await settle();
+    expect(batches).toEqual([['a']]);
+    expect(states).toEqual(['pending', 'pending', 'pending']);
+    await releaseNext();
+    expect(states).toEqual(['ok', 'pending', 'pending']);
+    expect(batches).toEqual([['a'], ['b', 'c']]);
+    await releaseNext();
+    expect(states).toEqual(['ok', 'ok', 'ok']);
+  });
+
+  it('when more is waiting than a batch may hold, then batches are cut by count and by bytes; one oversized item goes alone', async () => {
+    const { batches, commit, releaseNext } = controlledCommit();
+    const group = new GroupCommit(commit, limits);
+    const big = 'x'.repeat(150);
+    const states = track(['first', 'a', 'b', 'c', 'd', 'y'.repeat(60), 'z'.repeat(60), big, 'e'].map((item) => group.add(item)));
+    for (let i = 0; i < 6; i += 1) await releaseNext();
+    expect(batches).toEqual([['first'], ['a', 'b', 'c'], ['d', 'y'.repeat(60)], ['z'.repeat(60)], [big], ['e']]);
+    expect(states.every((state) => state === 'ok')).toBe(true);
+  });
+
+  it('when the database refuses a batch, then each item is tried alone and only the bad one fails', async () => {
+    const { batches, commit, releaseNext } = controlledCommit((items) => (items.includes('bad') ? new Error('duplicate key') : undefined));
+    const group = new GroupCommit(commit, limits);
+    const states = track([group.add('first'), group.add('a'), group.add('bad'), group.add('b')]);
+    for (let i = 0; i < 5; i += 1) await releaseNext();
+    expect(batches).toEqual([['first'], ['a', 'bad', 'b'], ['a'], ['bad'], ['b']]);
+    expect(states).toEqual(['ok', 'ok', 'failed: duplicate key', 'ok']);
+  });
+
+  it('when the database is unavailable (503), then the whole batch fails at once, without a retry per item', async () => {
+    let down = false;
+    const { batches, commit, releaseNext } = controlledCommit(() => (down ? new ServiceUnavailableError('Database unavailable') : undefined));
+    const group = new GroupCommit(commit, limits);
+    const states = track([group.add('first'), group.add('a'), group.add('b')]);
+    await settle();
+    down = true;
+    await releaseNext();
+    await releaseNext();
+    expect(batches).toEqual([['first'], ['a', 'b']]);
+    expect(states).toEqual(['failed: Database unavailable', 'failed: Database unavailable', 'failed: Database unavailable']);
+    // Up again: the next item commits normally.
+    down = false;
+    const later = group.add('c');
+    await releaseNext();
+    await expect(later).resolves.toBeUndefined();
+  });
+});
