@@ -31,14 +31,16 @@ app.get('/', (req, res) => { res.json({ hello: 'world' }); });
 app.listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
-// Answers like the notes service's metadata read, without doing any work.
+// Answers like the notes service's metadata read, without doing any work; served the way our
+// services are (common's listen), so that the hop measures the gateway and not the upstream.
 const TRIVIAL_UPSTREAM_JS = `
 const express = require('express');
+const { listen } = require('@vanish/common');
 const app = express();
 const note = { success: true, note: { uuid: '00000000-0000-4000-8000-000000000000', has_passcode: false, expiry_type: 'time',
   expires_at: '2030-01-01 00:00:00', max_views: 100, current_views: 0, is_destroyed: false, created_at: '2029-12-31 00:00:00' } };
 app.use((req, res) => { res.set('API-Version', '1.2.0'); res.json(note); });
-app.listen(Number(process.env.PORT), '127.0.0.1');
+listen(app, Number(process.env.PORT), '127.0.0.1');
 `;
 
 interface Scenario extends LoadResult {
