@@ -15,15 +15,24 @@ export function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
+/**
+ * A port that is free now, below the kernel's ephemeral range (32768 to 60999 here): a port taken
+ * from that range (listen on 0) can be handed to one of the services' own outgoing connections
+ * (MariaDB, RabbitMQ) before the service listens on it, and the start fails with EADDRINUSE.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error('no free port found between 20000 and 32000');
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
   });
 }
 

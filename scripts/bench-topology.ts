@@ -7,6 +7,8 @@ import mysql from 'mysql2/promise';
 import { ROOT, freePort, randomKey, randomSuffix, startNode, waitReady, type Child } from './bench-lib';
 
 export const HIGH_LIMIT = '1000000';
+/** The NODE_OPTIONS of the service images (checked against the Dockerfiles by test/deploy/compose.int.test.ts). */
+export const SERVICE_NODE_OPTIONS = '--max-semi-space-size=4';
 export const MARIADB_URL = (process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306').replace(/\/+$/, '');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const AMQP_BASE = (process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
@@ -58,7 +60,11 @@ export async function startTopology(options: {
   };
   const baseUrl = `http://127.0.0.1:${ports.gateway[0]}`;
   const mailKeys = `m1:${randomKey()}`;
-  const common = { DATA_DIR: dataDir, LOG_LEVEL: logLevel, AMQP_URL: amqpUrl, PUBLIC_BASE_URL: baseUrl, HEARTBEAT_INTERVAL_MS: '2000' };
+  // NODE_OPTIONS as the images set it (services/*/Dockerfile), so the processes run as in a container.
+  const common = {
+    DATA_DIR: dataDir, LOG_LEVEL: logLevel, AMQP_URL: amqpUrl, PUBLIC_BASE_URL: baseUrl, HEARTBEAT_INTERVAL_MS: '2000',
+    NODE_OPTIONS: SERVICE_NODE_OPTIONS,
+  };
   const dbUrl = (name: string): string => `${MARIADB_URL}/${name}`;
   const profile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${logDir}`] : [];
   const main = (name: ServiceName): string[] => [...profile, join(ROOT, `services/${name}/dist/main.js`)];

@@ -176,6 +176,9 @@ describe('Dockerfiles', () => {
     expect(runtime).toContain(`npm ci --omit=dev --ignore-scripts --workspace services/${service}`);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/NODE_ENV=production/);
+    // The benchmark runs the services with the images' V8 flags (its RSS figures hold for the images).
+    const nodeOptions = /^export const SERVICE_NODE_OPTIONS = '([^']+)'/m.exec(readText('scripts/bench-topology.ts'))?.[1];
+    expect(runtime).toContain(`NODE_OPTIONS=${nodeOptions ?? 'missing in scripts/bench-topology.ts'}`);
     expect(runtime).toContain(`CMD ["node", "services/${service}/dist/main.js"]`);
     expect(runtime).toContain(`PORT=${PORTS[service].port}`);
     expect(runtime).toContain(`ADMIN_PORT=${PORTS[service].admin}`);
