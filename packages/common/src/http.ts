@@ -236,7 +236,7 @@ export function listen(handler: Handler, port: number, host = '0.0.0.0', tls?: T
  * response objects are born with the app's prototypes (Node's IncomingMessage/ServerResponse
  * server options) makes express's swap a no-op; express itself is untouched.
  */
-export function serverOptionsFor(handler: Handler): ServerOptions {
+function serverOptionsFor(handler: Handler): ServerOptions {
   // Node's classes are still plain constructor functions; should they become ES classes (which
   // cannot be called), the server keeps Node's own objects and express swaps prototypes as ever.
   if (!isExpressApp(handler) || !isPlainConstructor(IncomingMessage) || !isPlainConstructor(ServerResponse)) return {};

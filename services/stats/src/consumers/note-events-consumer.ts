@@ -1,4 +1,4 @@
-import { PermanentMessageFailure, type Clock, type IncomingMessage, type Logger, type MessageConsumer, type Subscription } from '@vanish/common';
+import { GroupCommit, PermanentMessageFailure, type Clock, type IncomingMessage, type Logger, type MessageConsumer, type Subscription } from '@vanish/common';
 import { InvalidNoteEventError, effectOf, eventIdDigest, parseNoteEvent } from '../domain/note-event-effects';
 import type { CounterDelta, StatsStore } from '../domain/stats-store';
 import type { StatsMetrics } from '../stats-metrics';
@@ -24,13 +24,17 @@ export interface NoteEventsConsumerOptions {
  */
 export class NoteEventsConsumer {
   private subscription: Subscription | undefined;
-  private pending: Array<{ eventIdDigest: string; delta: CounterDelta; resolve(counted: boolean): void; reject(err: unknown): void }> = [];
-  private flushing: Promise<void> | undefined;
-  private readonly maxBatch = 100;
+  /**
+   * One transaction at a time per process (the counter rows are hot; waiting in line beats
+   * deadlocks), and everything that arrived meanwhile goes into the next one: under load a burst
+   * of events costs one commit, not one each. Each message is acked only after its batch committed.
+   */
+  private readonly counting: GroupCommit<{ eventIdDigest: string; delta: CounterDelta }, boolean>;
   private readonly logger: Logger;
 
   constructor(private readonly options: NoteEventsConsumerOptions) {
     this.logger = options.logger.child('stats/note-events-consumer');
+    this.counting = new GroupCommit((batch) => options.store.applyBatch(batch, options.clock.now().getTime()), { maxItems: 100 });
   }
 
   get queueName(): string {
@@ -64,34 +68,9 @@ export class NoteEventsConsumer {
       throw new PermanentMessageFailure(`malformed note event: ${err.message}`);
     }
     const found = event;
-    const counted = await this.apply(eventIdDigest(found.id), effectOf(found, clock.now().getTime()));
+    const counted = await this.counting.add({ eventIdDigest: eventIdDigest(found.id), delta: effectOf(found, clock.now().getTime()) });
     metrics.consumed(found.event, counted ? 'counted' : 'duplicate');
     if (counted) metrics.lag((clock.now().getTime() - Date.parse(found.timestamp)) / 1000);
     else this.logger.debug('duplicate event ignored', { event: found.event, attempt: message.attempt });
-  }
-
-  /**
-   * One transaction at a time per process (the counter rows are hot; waiting in line beats
-   * deadlocks), and everything that arrived meanwhile goes into the next one: under load a burst
-   * of events costs one commit, not one each. Each message is acked only after its batch committed.
-   */
-  private apply(digest: string, delta: CounterDelta): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      this.pending.push({ eventIdDigest: digest, delta, resolve, reject });
-      if (!this.flushing) this.flushing = this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, this.maxBatch);
-      try {
-        const results = await this.options.store.applyBatch(batch, this.options.clock.now().getTime());
-        batch.forEach((item, index) => item.resolve(results[index]));
-      } catch (err) {
-        for (const item of batch) item.reject(err);
-      }
-    }
-    this.flushing = undefined;
   }
 }

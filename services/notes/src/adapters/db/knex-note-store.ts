@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
-import { systemClock, type Clock, type ExpiryType, type OutgoingMessage } from '@vanish/common';
+import { AppError, GroupCommit, systemClock, type Clock, type ExpiryType, type OutgoingMessage } from '@vanish/common';
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
 import { DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions } from './database-errors';
-import { GroupCommit } from './group-commit';
 
 interface NoteRow {
   lookup: string;
@@ -33,13 +32,17 @@ interface NewNote {
 /**
  * Creations committed together: at most 64 notes (64 × 15 bound values stays under SQLite's
  * oldest limit of 999) and about 2 MiB of ciphertext and messages, which inline as hex in the
- * SQL well below MariaDB's default max_allowed_packet (16 MiB).
+ * SQL well below MariaDB's default max_allowed_packet (16 MiB). A batch the database refuses (a
+ * constraint) is retried note by note, so one bad note fails alone; a batch that met an
+ * unreachable or silent database (503) is not, as a retry would only wait again and a timed-out
+ * transaction may still have committed.
  */
-const GROUP_COMMIT_LIMITS = {
+const GROUP_COMMIT_OPTIONS = {
   maxItems: 64,
   maxBytes: 2 * 1024 * 1024,
   sizeOf: ({ note, messages }: NewNote): number =>
     note.contentBox.length + note.checkBox.length + (note.emailBox?.length ?? 0) + messages.reduce((sum, m) => sum + m.body.length, 0),
+  retryEachAlone: (err: unknown): boolean => !(err instanceof AppError && err.statusCode === 503),
 };
 
 /**
@@ -54,10 +57,9 @@ export class KnexNoteStore implements NoteStore {
   constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexStoreOptions = {}) {
     this.timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
     this.creations = new GroupCommit((batch) => this.transaction(async (tx) => {
-      const knexTx = tx as KnexNoteTransaction;
-      await knexTx.insertAll(batch.map((entry) => entry.note));
-      await knexTx.enqueue(batch.flatMap((entry) => entry.messages));
-    }), GROUP_COMMIT_LIMITS);
+      await tx.insertAll(batch.map((entry) => entry.note));
+      await tx.enqueue(batch.flatMap((entry) => entry.messages));
+    }), GROUP_COMMIT_OPTIONS);
   }
 
   insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void> {
@@ -82,7 +84,7 @@ export class KnexNoteStore implements NoteStore {
     }, this.timeoutMs);
   }
 
-  transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T> {
+  transaction<T>(work: (tx: KnexNoteTransaction) => Promise<T>): Promise<T> {
     return withDatabase(async () => {
       for (let attempt = 1; ; attempt += 1) {
         try {

@@ -1,4 +1,4 @@
-import { ServiceUnavailableError } from '@vanish/common';
+import { AppError, ServiceUnavailableError } from './errors';
 import { GroupCommit } from './group-commit';
 
 /** A commit function the test controls: it records each batch and waits until released. */
@@ -22,7 +22,13 @@ function controlledCommit(failWhen: (items: readonly string[]) => Error | undefi
   return { batches, commit, releaseNext };
 }
 
-const limits = { maxItems: 3, maxBytes: 100, sizeOf: (item: string) => item.length };
+// The notes store's policy: a refused batch is retried item by item, an unavailable database is not.
+const limits = {
+  maxItems: 3,
+  maxBytes: 100,
+  sizeOf: (item: string) => item.length,
+  retryEachAlone: (err: unknown) => !(err instanceof AppError && err.statusCode === 503),
+};
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 /** The state of each promise, without waiting for it. */
@@ -91,5 +97,21 @@ describe('GroupCommit', () => {
     const later = group.add('c');
     await releaseNext();
     await expect(later).resolves.toBeUndefined();
+  });
+
+  it('when commit answers one result per item, then each caller gets its own; without retryEachAlone a failed batch fails whole', async () => {
+    let fail = false;
+    const seen: string[][] = [];
+    const group = new GroupCommit<string, number>(async (items) => {
+      seen.push([...items]);
+      if (fail) throw new Error('refused');
+      return items.map((item) => item.length);
+    }, { maxItems: 10 });
+    await expect(Promise.all([group.add('a'), group.add('bb'), group.add('ccc')])).resolves.toEqual([1, 2, 3]);
+    expect(seen).toEqual([['a'], ['bb', 'ccc']]);
+    fail = true;
+    const outcomes = await Promise.allSettled([group.add('x'), group.add('y'), group.add('z')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(seen.slice(2)).toEqual([['x'], ['y', 'z']]);
   });
 });
