@@ -2,6 +2,7 @@ export * from './config';
 export * from './errors';
 export * from './events';
 export * from './group-commit';
+export * from './knex-migrations';
 export * from './http';
 export * from './key-ring';
 export * from './lifecycle';

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { migrateUnderLock } from '@vanish/common';
 import * as createMailerTables from '../../migrations/20261122030000_create_mailer_tables';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
@@ -20,27 +21,11 @@ const config: Knex.MigratorConfig = {
   // (knex derives the lock table's name from tableName)
 };
 
-/**
- * Migrates under knex's migration lock. Replicas starting together: the one that finds the lock
- * taken (or loses the race to create knex's own bookkeeping tables) waits and tries again.
- */
-export async function migrateToLatest(knex: Knex, attempts = 60): Promise<void> {
-  for (let i = 1; ; i += 1) {
-    try {
-      await knex.migrate.latest(config);
-      return;
-    } catch (err) {
-      if (i >= attempts || !isMigrationRace(err)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
+/** Runs pending migrations; replicas starting together take turns (common's migrateUnderLock). */
+export async function migrateToLatest(knex: Knex, waitMs?: number): Promise<void> {
+  await migrateUnderLock(knex, config, waitMs);
 }
 
 export async function rollbackAll(knex: Knex): Promise<void> {
   await knex.migrate.rollback(config, true);
-}
-
-function isMigrationRace(err: unknown): boolean {
-  const message = (err as Error)?.message ?? '';
-  return /already locked/i.test(message) || /mailer_knex_migrations(_lock)?['`]? already exists/i.test(message);
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { migrateUnderLock } from '@vanish/common';
 import * as createNotes from '../../migrations/20261122031500_create_notes';
 import * as createOutbox from '../../migrations/20261122031600_create_outbox';
 import * as createUsedFormTokens from '../../migrations/20261122040000_create_used_form_tokens';
@@ -33,32 +34,9 @@ export const MIGRATION_CONFIG: Knex.MigratorConfig = {
   tableName: 'notes_knex_migrations',
 };
 
-/**
- * Runs pending migrations under knex's migration lock. Replicas starting together wait for the
- * one holding the lock (up to `waitMs`) instead of failing, then find nothing left to do.
- */
-export async function migrateToLatest(knex: Knex, waitMs = 60_000): Promise<string[]> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      const [, applied] = (await knex.migrate.latest(MIGRATION_CONFIG)) as [number, string[]];
-      return applied;
-    } catch (err) {
-      if (!isStartupRace(err) || Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-}
-
-/**
- * Another replica holds the migration lock, or created knex's bookkeeping tables (which knex does
- * outside the lock) a moment before us: wait and try again.
- */
-function isStartupRace(err: unknown): boolean {
-  const e = err as { name?: unknown; message?: unknown };
-  if (e.name === 'MigrationLocked') return true;
-  const message = typeof e.message === 'string' ? e.message : '';
-  return message.includes(MIGRATION_CONFIG.tableName as string) && /already exists|duplicate/i.test(message);
+/** Runs pending migrations; replicas starting together take turns (common's migrateUnderLock). */
+export function migrateToLatest(knex: Knex, waitMs?: number): Promise<string[]> {
+  return migrateUnderLock(knex, MIGRATION_CONFIG, waitMs);
 }
 
 /** Rolls every migration back (tests and operators only). */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { migrateUnderLock } from '@vanish/common';
 import * as createStatsTables from '../../migrations/20261122032000_create_stats_tables';
 import * as addLateBucketCounter from '../../migrations/20261122040000_add_late_bucket_counter';
 
@@ -31,18 +32,9 @@ export const MIGRATION_CONFIG: Knex.MigratorConfig = {
   tableName: 'stats_knex_migrations',
 };
 
-/** Runs pending migrations under knex's migration lock; replicas starting together wait for it. */
-export async function migrateToLatest(knex: Knex, waitMs = 60_000): Promise<string[]> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      const [, applied] = (await knex.migrate.latest(MIGRATION_CONFIG)) as [number, string[]];
-      return applied;
-    } catch (err) {
-      if ((err as Error).name !== 'MigrationLocked' || Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
+/** Runs pending migrations; replicas starting together take turns (common's migrateUnderLock). */
+export function migrateToLatest(knex: Knex, waitMs?: number): Promise<string[]> {
+  return migrateUnderLock(knex, MIGRATION_CONFIG, waitMs);
 }
 
 export async function rollbackAll(knex: Knex): Promise<string[]> {
