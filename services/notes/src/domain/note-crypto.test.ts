@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { KeyRing } from '@vanish/common';
-import { NoteCrypto, NoteIntegrityError, PRODUCTION_SCRYPT_PARAMS, type ScryptParams, type SealedNote } from './note-crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { KeyRing, aeadOpen } from '@vanish/common';
+import { NoteCrypto, associatedData, NoteIntegrityError, PRODUCTION_SCRYPT_PARAMS, type ScryptParams, type SealedNote } from './note-crypto';
 
 // Cheap parameters for speed; production values are asserted below and are the default.
 const TEST_KDF: ScryptParams = { N: 2 ** 10, r: 8, p: 1 };
@@ -19,6 +19,17 @@ describe('NoteCrypto', () => {
     const crypto = new NoteCrypto({ masterKeys: KeyRing.generate(), lookupKey: randomBytes(32) });
     const sealed = await crypto.seal(crypto.newUuid(), { ...secrets, passcode: 'pw' });
     expect(sealed.kdf).toBe('scrypt$32768$8$1');
+  });
+
+  it('when a note is sealed, then its key is RFC 5869 HKDF-SHA-256 of master key and uuid (the stored format)', async () => {
+    // Pins the derivation itself, so that a faster implementation can never change the format.
+    const masterKeys = KeyRing.generate('k1');
+    const crypto = makeCrypto(masterKeys);
+    const uuid = crypto.newUuid();
+    const sealed = await crypto.seal(uuid, secrets);
+    const ikm = Buffer.concat([masterKeys.current.material, Buffer.from(uuid, 'utf8')]);
+    const key = Buffer.from(hkdfSync('sha256', ikm, sealed.salt, 'vanish.note-key.v1', 32));
+    expect(aeadOpen(key, sealed.contentBox, associatedData('content', sealed.lookup, 'k1')).toString('utf8')).toBe('the secret');
   });
 
   it('when a uuid is made, then it is a lowercase RFC 4122 version 4 uuid and fresh each time', () => {
