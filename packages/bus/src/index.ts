@@ -7,3 +7,4 @@ export * from './rabbitmq-bus';
 export * from './outbox-relay';
 export * from './heartbeat-publisher';
 export * from './fake-outbox-store';
+export * from './frame-write-coalescing';

@@ -6,6 +6,7 @@ import type {
 } from '@vanish/common';
 import type { Registry } from 'prom-client';
 import { createBusMetrics, type BusMetrics } from './bus-metrics';
+import { coalesceFrameWrites } from './frame-write-coalescing';
 import { DEFAULT_PREFETCH, decideOutcome, type DeliveryOutcome } from './delivery-policy';
 import {
   HEADER_ATTEMPT, HEADER_DEAD_REASON, HEADER_ERROR, HEADER_QUEUE, HEADER_ROUTING_KEY,
@@ -256,6 +257,7 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
       clientProperties: { connection_name: this.connectionName },
       timeout: 5_000,
     });
+    if (!coalesceFrameWrites(model)) this.logger.debug('amqplib internals changed: frames are written one by one');
     model.on('error', (err: Error) => this.logger.warn('RabbitMQ connection error', { err: err.message }));
     model.on('close', () => this.onConnectionLost(model));
     try {
