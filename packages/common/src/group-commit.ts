@@ -23,7 +23,8 @@ interface Waiting<T, R> {
  * items wait, and the next transaction takes all of them (up to the limits). One item alone is
  * committed at once, so a quiet service adds no delay; under load, fifty writes cost a few
  * transactions instead of fifty (statements, round trips and log flushes shared). Transactions
- * run one at a time.
+ * run one at a time. Reads batch the same way (one query answers every caller that asked while
+ * the previous one ran), and no caller gets an answer that started before it asked.
  *
  * `commit` gets the batch and may answer one result per item, in order; each item's promise
  * settles only when its own transaction has committed (with its result) or failed.

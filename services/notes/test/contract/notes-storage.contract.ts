@@ -70,6 +70,42 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
       expect(noteInserts).toHaveLength(2);
     });
 
+    it('when reads reach the store while one is under way, then the next query answers them all, each by its own clock', async () => {
+      const { service, store, crypto, clock } = buildNotes(knex);
+      const soon = await service.create(noteInput({ content: 'ends in an hour', expiryType: 'time', expiryHours: 1 }));
+      const later = await service.create(noteInput({ content: 'ends in a day', expiryType: 'time', expiryHours: 24 }));
+      const noteReads: string[] = [];
+      const onQuery = (query: { sql: string }): void => {
+        if (/^select .* from [`"]notes[`"]/i.test(query.sql)) noteReads.push(query.sql);
+      };
+      knex.on('query', onQuery);
+      const inTwoHours = new Date(clock.now().getTime() + 2 * HOUR);
+      const unknown = 'f'.repeat(64);
+      let answers: Array<Awaited<ReturnType<typeof store.findActive>>>;
+      try {
+        answers = await Promise.all([
+          store.findActive(crypto.lookup(soon.uuid), clock.now()),
+          ...Array.from({ length: 10 }, () => store.findActive(crypto.lookup(later.uuid), clock.now())),
+          store.findActive(crypto.lookup(soon.uuid), clock.now()),
+          store.findActive(crypto.lookup(soon.uuid), inTwoHours),
+          store.findActive(unknown, clock.now()),
+        ]);
+      } finally {
+        knex.off('query', onQuery);
+      }
+      // The first goes at once, alone; the other thirteen wait for it and share one query.
+      expect(noteReads).toHaveLength(2);
+      expect(answers[0]?.lookup).toBe(crypto.lookup(soon.uuid));
+      for (const answer of answers.slice(1, 11)) expect(answer?.lookup).toBe(crypto.lookup(later.uuid));
+      expect(answers[11]?.lookup).toBe(crypto.lookup(soon.uuid));
+      expect(answers[12]).toBeNull(); // expired by that caller's clock
+      expect(answers[13]).toBeNull();
+      // Each caller has its own record: changing one answer changes no other.
+      answers[1]!.contentBox[0] ^= 0xff;
+      expect(answers[2]!.contentBox.equals(answers[1]!.contentBox)).toBe(false);
+      await expect(service.reveal(later.uuid, null)).resolves.toMatchObject({ outcome: 'revealed', content: 'ends in a day' });
+    });
+
     it('when one creation in a shared transaction cannot be stored, then only that one fails and the others are kept', async () => {
       const { service, store, crypto, clock } = buildNotes(knex);
       const existing = await service.create(noteInput({ content: 'already here' }));
