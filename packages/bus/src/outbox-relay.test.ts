@@ -101,4 +101,28 @@ describe('OutboxRelay', () => {
     expect(text).toMatch(/outbox_published_total 1/);
     expect(text).toMatch(/outbox_backlog_messages 0/);
   });
+
+  it('when rows are committed one after another and each notifies, then one round after the linger publishes them together', async () => {
+    const store = new FakeOutboxStore();
+    const rounds: string[][] = [];
+    const publisher: MessagePublisher = { publish: async (messages) => { rounds.push(messages.map((m) => m.id)); } };
+    // A long idle poll, so that only notify() can start a round here.
+    const relay = new OutboxRelay({ store, publisher, logger: silentLogger, intervalMs: 60_000, idleIntervalMs: 60_000, lingerMs: 50 });
+    relay.start();
+    let roundsBeforeLinger: string[][];
+    try {
+      await new Promise((r) => setTimeout(r, 20)); // the first (empty) round has run
+      for (const id of ['a', 'b', 'c']) {
+        store.add('note.created', '{}', id);
+        relay.notify();
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      roundsBeforeLinger = [...rounds];
+      for (let i = 0; i < 100 && rounds.length === 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      await relay.stop();
+    }
+    expect(roundsBeforeLinger).toEqual([]);
+    expect(rounds).toEqual([['a', 'b', 'c']]);
+  });
 });

@@ -114,4 +114,46 @@ describe('GroupCommit', () => {
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(seen.slice(2)).toEqual([['x'], ['y', 'z']]);
   });
+
+  describe('with lingerMs', () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('when items trickle in, then they wait out the linger of the oldest item and go out in one batch', async () => {
+      const { batches, commit, releaseNext } = controlledCommit();
+      const group = new GroupCommit(commit, { maxItems: 10, lingerMs: 80 });
+      const done = [group.add('a')];
+      await sleep(10);
+      done.push(group.add('b'), group.add('c'));
+      await sleep(20);
+      expect(batches).toEqual([]);
+      await sleep(120);
+      expect(batches).toEqual([['a', 'b', 'c']]);
+      await releaseNext();
+      await expect(Promise.all(done)).resolves.toHaveLength(3);
+    });
+
+    it('when maxItems are waiting, then the batch goes at once without waiting out the linger', async () => {
+      const { batches, commit, releaseNext } = controlledCommit();
+      const group = new GroupCommit(commit, { maxItems: 3, lingerMs: 60_000 });
+      const done = [group.add('a'), group.add('b'), group.add('c')];
+      await settle();
+      expect(batches).toEqual([['a', 'b', 'c']]);
+      await releaseNext();
+      await expect(Promise.all(done)).resolves.toHaveLength(3);
+    });
+
+    it('when items arrive while a batch commits, then the next batch waits only what is left of their linger', async () => {
+      const { batches, commit, releaseNext } = controlledCommit();
+      const group = new GroupCommit(commit, { maxItems: 10, lingerMs: 40 });
+      const first = group.add('a');
+      await sleep(60);
+      expect(batches).toEqual([['a']]);
+      const second = group.add('b');
+      await sleep(60); // b's linger passes while a's commit is still under way
+      await releaseNext();
+      expect(batches).toEqual([['a'], ['b']]);
+      await releaseNext();
+      await expect(Promise.all([first, second])).resolves.toHaveLength(2);
+    });
+  });
 });

@@ -10,12 +10,20 @@ export interface GroupCommitOptions<T> {
    * (the whole batch fails with the error).
    */
   retryEachAlone?(err: unknown): boolean;
+  /**
+   * Wait up to this long after the oldest waiting item arrived for more to come, unless maxItems are
+   * already waiting. For consumers whose callers can wait (counting events, relaying the outbox):
+   * under a steady stream a batch then holds what arrives in that time, not what arrived during
+   * one transaction, so fewer transactions carry the same items. Default 0: a lone item goes at once.
+   */
+  lingerMs?: number;
 }
 
 interface Waiting<T, R> {
   item: T;
   resolve(result: R): void;
   reject(err: unknown): void;
+  arrivedAt: number;
 }
 
 /**
@@ -32,6 +40,8 @@ interface Waiting<T, R> {
 export class GroupCommit<T, R = void> {
   private readonly waiting: Waiting<T, R>[] = [];
   private committing = false;
+  /** Ends a linger early, once maxItems are waiting. */
+  private lingerDone: (() => void) | undefined;
 
   constructor(
     private readonly commit: (items: readonly T[]) => Promise<readonly R[] | void>,
@@ -40,7 +50,8 @@ export class GroupCommit<T, R = void> {
 
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+      this.waiting.push({ item, resolve, reject, arrivedAt: this.options.lingerMs ? Date.now() : 0 });
+      if (this.lingerDone && this.waiting.length >= this.options.maxItems) this.lingerDone();
       if (!this.committing) void this.drain();
     });
   }
@@ -48,10 +59,33 @@ export class GroupCommit<T, R = void> {
   private async drain(): Promise<void> {
     this.committing = true;
     try {
-      while (this.waiting.length > 0) await this.commitBatch(this.nextBatch());
+      while (this.waiting.length > 0) {
+        const lingerLeft = this.lingerLeft();
+        if (lingerLeft > 0) await this.linger(lingerLeft);
+        await this.commitBatch(this.nextBatch());
+      }
     } finally {
       this.committing = false;
     }
+  }
+
+  /** How much longer the next batch should wait for more items: 0 to go now. */
+  private lingerLeft(): number {
+    const lingerMs = this.options.lingerMs ?? 0;
+    if (lingerMs <= 0 || this.waiting.length >= this.options.maxItems) return 0;
+    return Math.max(0, this.waiting[0].arrivedAt + lingerMs - Date.now());
+  }
+
+  private async linger(remaining: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, remaining);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.lingerDone = done;
+    });
+    this.lingerDone = undefined;
   }
 
   private nextBatch(): Waiting<T, R>[] {

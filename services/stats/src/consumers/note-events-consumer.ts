@@ -4,6 +4,9 @@ import type { CounterDelta, StatsStore } from '../domain/stats-store';
 import type { StatsMetrics } from '../stats-metrics';
 
 export const NOTE_EVENTS_QUEUE = 'stats.note-events';
+/** Events counted in one transaction at most; the queue's default prefetch, so a full batch never waits. */
+const COUNTING_BATCH_MAX = 100;
+const COUNTING_LINGER_MS = 20;
 
 export interface NoteEventsConsumerOptions {
   consumer: MessageConsumer;
@@ -27,14 +30,20 @@ export class NoteEventsConsumer {
   /**
    * One transaction at a time per process (the counter rows are hot; waiting in line beats
    * deadlocks), and everything that arrived meanwhile goes into the next one: under load a burst
-   * of events costs one commit, not one each. Each message is acked only after its batch committed.
+   * of events costs one commit, not one each. A batch also waits up to COUNTING_LINGER_MS for more
+   * (a few milliseconds of event lag against a goal of a second; under a steady stream it divides
+   * the transactions, seven statements each, by the events that arrive in that time). Each
+   * message is acked only after its batch committed.
    */
   private readonly counting: GroupCommit<{ eventIdDigest: string; delta: CounterDelta }, boolean>;
   private readonly logger: Logger;
 
   constructor(private readonly options: NoteEventsConsumerOptions) {
     this.logger = options.logger.child('stats/note-events-consumer');
-    this.counting = new GroupCommit((batch) => options.store.applyBatch(batch, options.clock.now().getTime()), { maxItems: 100 });
+    this.counting = new GroupCommit((batch) => options.store.applyBatch(batch, options.clock.now().getTime()), {
+      maxItems: COUNTING_BATCH_MAX,
+      lingerMs: COUNTING_LINGER_MS,
+    });
   }
 
   get queueName(): string {
@@ -45,7 +54,7 @@ export class NoteEventsConsumer {
     this.subscription = await this.options.consumer.consume({
       queue: this.queueName,
       bindings: ['note.*'],
-      prefetch: this.options.prefetch ?? 100,
+      prefetch: this.options.prefetch ?? COUNTING_BATCH_MAX,
       maxAttempts: 100,
       retryDelaysMs: [200, 1_000, 5_000, 30_000],
     }, (message) => this.handle(message));
