@@ -8,7 +8,7 @@ import { ROOT, freePort, randomKey, randomSuffix, startNode, waitReady, type Chi
 
 export const HIGH_LIMIT = '1000000';
 /** The NODE_OPTIONS of the service images (checked against the Dockerfiles by test/deploy/compose.int.test.ts). */
-export const SERVICE_NODE_OPTIONS = '--max-semi-space-size=4';
+export const SERVICE_NODE_OPTIONS = '--max-semi-space-size=8';
 export const MARIADB_URL = (process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306').replace(/\/+$/, '');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const AMQP_BASE = (process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
