@@ -75,12 +75,10 @@ export class StatsService {
     const now = clock.now();
     const nowMs = now.getTime();
     const nowMinute = Math.floor(nowMs / MINUTE_MS);
-    // Steady state: three small reads (counters, the last two minute buckets, fresh heartbeats).
-    const [counters, recent, heartbeats] = await Promise.all([
-      store.counters(),
-      store.createdBetween(nowMinute - 1, nowMinute),
-      store.heartbeatsSince(nowMs - SILENT_AFTER_PERIODS * heartbeatIntervalMs),
-    ]);
+    // Steady state: one read of three small parts (counters, the last two minute buckets, fresh heartbeats).
+    const { counters, recentCreated: recent, heartbeats } = await store.current(
+      nowMinute - 1, nowMinute, nowMs - SILENT_AFTER_PERIODS * heartbeatIntervalMs,
+    );
     // "In the last N days, to the minute": the current minute and the N*1440-1 before it. The part
     // before the last two minutes only changes when the minute turns or a late event lands there
     // (which moves lateBucketWrites); then it is summed again, at most ~840 bucket rows a window.

@@ -29,6 +29,12 @@ export interface HeartbeatRecord {
   observedAt: number;
 }
 
+export interface CurrentState {
+  counters: Counters;
+  recentCreated: number;
+  heartbeats: HeartbeatRecord[];
+}
+
 export interface PruneLimits {
   /** Seen event ids recorded before this (epoch ms) are forgotten. */
   seenBefore: number;
@@ -55,6 +61,12 @@ export interface StatsStore {
    */
   applyBatch(items: ReadonlyArray<{ eventIdDigest: string; delta: CounterDelta }>, seenAt: number): Promise<boolean[]>;
   counters(): Promise<Counters>;
+  /**
+   * What every statistics answer reads, in one round trip where the store can: the counters, the
+   * creations in [recentFromMinute, recentToMinute] (a few minutes: summed from minute buckets), and
+   * the heartbeats observed since `heartbeatsSince`.
+   */
+  current(recentFromMinute: number, recentToMinute: number, heartbeatsSince: number): Promise<CurrentState>;
   /** Creations in the minutes [fromMinute, toMinute], both included. */
   createdBetween(fromMinute: number, toMinute: number): Promise<number>;
   recordHeartbeat(heartbeat: HeartbeatRecord): Promise<void>;

@@ -107,6 +107,37 @@ export function statsStoreContract(name: string, makeHarness: () => Promise<Stor
       expect(await h.store.createdBetween(0, 99)).toBe(0);
     });
 
+    it('when the current state is read, then it is counters, the recent minutes and fresh heartbeats, in one statement', async () => {
+      await h.store.applyBatch([
+        { eventIdDigest: nextId(), delta: created(30_000_000, 1) },
+        { eventIdDigest: nextId(), delta: created(30_000_001, 1) },
+        { eventIdDigest: nextId(), delta: created(30_000_001, 1) },
+        { eventIdDigest: nextId(), delta: created(29_999_990, 1) }, // outside the recent minutes
+        { eventIdDigest: nextId(), delta: ended(true) },
+      ], 3);
+      // Older than what the heartbeat test below asks for, so that it sees none of these.
+      await h.store.recordHeartbeat({ service: 'stats', instance: 's1', components: { database: 'healthy' }, observedAt: 5_000_000 });
+      await h.store.recordHeartbeat({ service: 'stats', instance: 's2', components: { database: 'unhealthy' }, observedAt: 1_000 });
+      const statements: string[] = [];
+      const onQuery = (query: { sql: string }): void => { statements.push(query.sql); };
+      h.knex.on('query', onQuery);
+      let state: Awaited<ReturnType<StatsStore['current']>>;
+      try {
+        state = await h.store.current(30_000_000, 30_000_001, 4_000_000);
+      } finally {
+        h.knex.off('query', onQuery);
+      }
+      expect(statements).toHaveLength(1);
+      expect(state.counters).toEqual(await h.store.counters());
+      expect(state.recentCreated).toBe(3);
+      expect(state.recentCreated).toBe(await h.store.createdBetween(30_000_000, 30_000_001));
+      expect(state.heartbeats).toEqual(await h.store.heartbeatsSince(4_000_000));
+      expect(state.heartbeats).toEqual([{ service: 'stats', instance: 's1', components: { database: 'healthy' }, observedAt: 5_000_000 }]);
+      const empty = await h.store.current(1, 2, 99_000_000_000);
+      expect(empty.recentCreated).toBe(0);
+      expect(empty.heartbeats).toEqual([]);
+    });
+
     it('when heartbeats arrive, then the newest per instance is kept and a late older copy does not replace it', async () => {
       await h.store.recordHeartbeat({ service: 'mailer', instance: 'm1', components: { email: 'configured' }, observedAt: 10_000_000 });
       await h.store.recordHeartbeat({ service: 'mailer', instance: 'm1', components: { email: 'unhealthy' }, observedAt: 9_000_000 });

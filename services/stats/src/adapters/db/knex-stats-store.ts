@@ -1,6 +1,6 @@
 import { AppError, ServiceUnavailableError } from '@vanish/common';
 import type { Knex } from 'knex';
-import type { CounterDelta, Counters, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
+import type { CounterDelta, Counters, CurrentState, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
 import { bucketRanges } from './bucket-ranges';
 import { isDatabaseUnavailable } from './configure-knex';
 
@@ -23,6 +23,29 @@ async function withDatabase<T>(call: () => Promise<T>): Promise<T> {
 }
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+
+function countersFrom(rows: ReadonlyArray<{ name: string; value: unknown }>): Counters {
+  const byName = new Map(rows.map((r) => [r.name, num(r.value)]));
+  const result = {} as Counters;
+  for (const [key, name] of Object.entries(COUNTER_NAMES) as Array<[keyof Counters, string]>) result[key] = byName.get(name) ?? 0;
+  return result;
+}
+
+interface CurrentStateRow {
+  part: 'counter' | 'recent' | 'heartbeat';
+  name: unknown;
+  value: unknown;
+  instance: unknown;
+  components: unknown;
+}
+
+/** The same SQL on SQLite and MySQL/MariaDB. Bindings: recent from and to minute, heartbeats since. */
+const CURRENT_STATE_SQL = `
+select 'counter' as part, name, value, null as instance, null as components from stats_counters
+union all
+select 'recent', null, coalesce(sum(created), 0), null, null from stats_created_minutes where minute between ? and ?
+union all
+select 'heartbeat', service, observed_at, instance, components from stats_heartbeats where observed_at >= ?`;
 
 /** StatsStore on knex (SQLite or MySQL/MariaDB); the stats service's tables only. */
 export class KnexStatsStore implements StatsStore {
@@ -81,10 +104,28 @@ export class KnexStatsStore implements StatsStore {
   counters(): Promise<Counters> {
     return withDatabase(async () => {
       const rows: Array<{ name: string; value: unknown }> = await this.knex('stats_counters').select('name', 'value');
-      const byName = new Map(rows.map((r) => [r.name, num(r.value)]));
-      const result = {} as Counters;
-      for (const [key, name] of Object.entries(COUNTER_NAMES) as Array<[keyof Counters, string]>) result[key] = byName.get(name) ?? 0;
-      return result;
+      return countersFrom(rows);
+    });
+  }
+
+  /**
+   * One statement (a UNION ALL of the three parts), so an answer costs one round trip, and its
+   * parts are one consistent read.
+   */
+  current(recentFromMinute: number, recentToMinute: number, heartbeatsSince: number): Promise<CurrentState> {
+    return withDatabase(async () => {
+      const result: unknown = await this.knex.raw(CURRENT_STATE_SQL, [recentFromMinute, recentToMinute, heartbeatsSince]);
+      // mysql2 answers [rows, fields]; better-sqlite3 the rows themselves.
+      const rows = (this.knex.client.config.client === 'mysql2' ? (result as unknown[])[0] : result) as CurrentStateRow[];
+      const counters = countersFrom(rows.filter((r) => r.part === 'counter').map((r) => ({ name: String(r.name), value: r.value })));
+      const recentCreated = num(rows.find((r) => r.part === 'recent')?.value);
+      const heartbeats = rows.filter((r) => r.part === 'heartbeat').map((r) => ({
+        service: String(r.name),
+        instance: String(r.instance),
+        components: JSON.parse(String(r.components)) as Record<string, string>,
+        observedAt: num(r.value),
+      }));
+      return { counters, recentCreated, heartbeats };
     });
   }
 

@@ -1,4 +1,4 @@
-import type { CounterDelta, Counters, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
+import type { CounterDelta, Counters, CurrentState, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
 
 /** In-memory StatsStore for unit tests (same contract as KnexStatsStore, checked by the store contract suite). */
 export class FakeStatsStore implements StatsStore {
@@ -33,6 +33,13 @@ export class FakeStatsStore implements StatsStore {
   async counters(): Promise<Counters> {
     this.check();
     return { ...this.totals };
+  }
+
+  async current(recentFromMinute: number, recentToMinute: number, heartbeatsSince: number): Promise<CurrentState> {
+    const [counters, recentCreated, heartbeats] = await Promise.all([
+      this.counters(), this.createdBetween(recentFromMinute, recentToMinute), this.heartbeatsSince(heartbeatsSince),
+    ]);
+    return { counters, recentCreated, heartbeats };
   }
 
   async createdBetween(fromMinute: number, toMinute: number): Promise<number> {
