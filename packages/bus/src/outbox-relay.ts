@@ -13,7 +13,7 @@ export interface OutboxRelayOptions {
   /**
    * After notify(), wait this long before the round, so that rows committed meanwhile go in the same
    * claim, publish and delete (under a steady stream of creations, one round per linger instead of
-   * one per commit). Default 10 ms; 0 publishes at once.
+   * one per commit). Default 25 ms; 0 publishes at once.
    */
   lingerMs?: number;
   /** Rows claimed and published per round. Default 100. */
@@ -68,7 +68,7 @@ export class OutboxRelay {
     this.intervalMs = options.intervalMs ?? 50;
     this.idleIntervalMs = Math.max(this.intervalMs, options.idleIntervalMs ?? 250);
     this.idleDelay = this.intervalMs;
-    this.lingerMs = options.lingerMs ?? 10;
+    this.lingerMs = options.lingerMs ?? 25;
     this.batchSize = options.batchSize ?? 100;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.backlogEveryMs = options.backlogEveryMs ?? 5_000;
