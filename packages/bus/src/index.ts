@@ -8,3 +8,4 @@ export * from './outbox-relay';
 export * from './heartbeat-publisher';
 export * from './fake-outbox-store';
 export * from './frame-write-coalescing';
+export * from './message-packs';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
 import { PartialPublishError } from '@vanish/common';
 import type {
@@ -7,6 +7,7 @@ import type {
 import type { Registry } from 'prom-client';
 import { createBusMetrics, type BusMetrics } from './bus-metrics';
 import { coalesceFrameWrites } from './frame-write-coalescing';
+import { MAX_PACK_MEMBERS, PACK_CONTENT_TYPE, decodePack, encodePack, type PackMember } from './message-packs';
 import { DEFAULT_PREFETCH, decideOutcome, type DeliveryOutcome } from './delivery-policy';
 import {
   HEADER_ATTEMPT, HEADER_DEAD_REASON, HEADER_ERROR, HEADER_QUEUE, HEADER_ROUTING_KEY,
@@ -31,6 +32,26 @@ export interface RabbitMqBusOptions {
   reconnectMaxDelayMs?: number;
   /** AMQP heartbeat in seconds (detects a dead peer behind a silent network). Default 5. */
   heartbeatSeconds?: number;
+  /**
+   * Routing keys whose messages are packed: the messages of one publish() that share such a key go
+   * as one AMQP message (message-packs.ts). Only for keys whose consumers run this bus. Default none.
+   */
+  packRoutingKeys?: (routingKey: string) => boolean;
+}
+
+interface PublishItem {
+  exchange: string;
+  routingKey: string;
+  content: Buffer;
+  options: Options.Publish;
+}
+
+/** What forward() moves to a retry queue or a dead-letter queue: a delivery, or one member of a pack. */
+interface ForwardedMessage {
+  content: Buffer;
+  messageId: string | undefined;
+  headers: Record<string, unknown>;
+  contentType: string | undefined;
 }
 
 /**
@@ -120,28 +141,61 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
     if (messages.length === 0) return;
     const connected = this.current;
     if (!connected) throw new BusUnavailableError();
-    await this.confirmed(connected.publishChannel, messages.map((m) => {
-      const expiresInMs = (m as ExpiringMessage).expiresInMs;
-      const expiring = expiresInMs !== undefined && expiresInMs > 0;
-      return {
-        exchange: this.exchange,
-        routingKey: m.routingKey,
-        content: Buffer.from(m.body, 'utf8'),
-        // Mandatory: on a fresh broker no consumer has declared its queue yet, and a message no queue
-        // takes would be confirmed and dropped. Returned, it fails the publish and stays in the outbox.
-        // Expiring messages (heartbeats) are worthless later and may be dropped.
-        options: { messageId: m.id, mandatory: !expiring, ...(expiring ? { expiration: String(Math.round(expiresInMs)) } : {}) },
-      };
-    }));
-    const unroutable = messages.filter((m) => connected.returned.delete(m.id));
+    const sent = this.publishItems(messages);
+    await this.confirmed(connected.publishChannel, sent.map(({ item }) => item));
+    const returnedIds = new Set(sent.filter(({ item }) => connected.returned.delete(String(item.options.messageId))).flatMap(({ memberIds }) => memberIds));
+    const unroutable = messages.filter((m) => returnedIds.has(m.id));
     if (unroutable.length > 0) {
       const message = `no queue is bound for ${[...new Set(unroutable.map((m) => m.routingKey))].join(', ')} yet (its consumer has not started)`;
-      const returnedIds = new Set(unroutable.map((m) => m.id));
       throw new PartialPublishError(message, messages.filter((m) => !returnedIds.has(m.id)).map((m) => m.id));
     }
     const byKey = new Map<string, number>();
     for (const m of messages) byKey.set(m.routingKey, (byKey.get(m.routingKey) ?? 0) + 1);
     for (const [key, count] of byKey) this.metrics.published(key, count);
+  }
+
+  /** One AMQP message per message, or per pack of up to MAX_PACK_MEMBERS messages of a packed routing key. */
+  private publishItems(messages: readonly OutgoingMessage[]): Array<{ item: PublishItem; memberIds: string[] }> {
+    const sent: Array<{ item: PublishItem; memberIds: string[] }> = [];
+    const packs = new Map<string, OutgoingMessage[]>();
+    for (const m of messages) {
+      const expiresInMs = (m as ExpiringMessage).expiresInMs;
+      const expiring = expiresInMs !== undefined && expiresInMs > 0;
+      if (!expiring && this.options.packRoutingKeys?.(m.routingKey)) {
+        const pack = packs.get(m.routingKey) ?? [];
+        pack.push(m);
+        packs.set(m.routingKey, pack);
+        continue;
+      }
+      sent.push({
+        memberIds: [m.id],
+        item: {
+          exchange: this.exchange,
+          routingKey: m.routingKey,
+          content: Buffer.from(m.body, 'utf8'),
+          // Mandatory: on a fresh broker no consumer has declared its queue yet, and a message no queue
+          // takes would be confirmed and dropped. Returned, it fails the publish and stays in the outbox.
+          // Expiring messages (heartbeats) are worthless later and may be dropped.
+          options: { messageId: m.id, mandatory: !expiring, ...(expiring ? { expiration: String(Math.round(expiresInMs)) } : {}) },
+        },
+      });
+    }
+    for (const [routingKey, pack] of packs) {
+      for (let start = 0; start < pack.length; start += MAX_PACK_MEMBERS) {
+        const members = pack.slice(start, start + MAX_PACK_MEMBERS);
+        const alone = members.length === 1;
+        sent.push({
+          memberIds: members.map((m) => m.id),
+          item: {
+            exchange: this.exchange,
+            routingKey,
+            content: alone ? Buffer.from(members[0].body, 'utf8') : encodePack(members),
+            options: { messageId: alone ? members[0].id : `pack-${randomUUID()}`, mandatory: true, ...(alone ? {} : { contentType: PACK_CONTENT_TYPE }) },
+          },
+        });
+      }
+    }
+    return sent;
   }
 
   async consume(options: ConsumeOptions, handler: MessageHandler): Promise<Subscription> {
@@ -178,13 +232,13 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
   async forward(
     queue: string,
     outcome: Exclude<DeliveryOutcome, { kind: 'ack' }>,
-    message: ConsumeMessage,
+    message: ForwardedMessage,
     routingKey: string,
     attempt: number,
   ): Promise<void> {
     const connected = this.current;
     if (!connected) throw new BusUnavailableError();
-    const headers: Record<string, unknown> = { ...(message.properties.headers ?? {}), [HEADER_ROUTING_KEY]: routingKey, [HEADER_QUEUE]: queue };
+    const headers: Record<string, unknown> = { ...message.headers, [HEADER_ROUTING_KEY]: routingKey, [HEADER_QUEUE]: queue };
     let target: { exchange: string; routingKey: string };
     if (outcome.kind === 'retry') {
       const retryQueue = retryQueueName(queue, outcome.delayMs);
@@ -203,7 +257,7 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
     await this.confirmed(connected.publishChannel, [{
       ...target,
       content: message.content,
-      options: { messageId: message.properties.messageId, headers, contentType: message.properties.contentType },
+      options: { messageId: message.messageId, headers, ...(message.contentType ? { contentType: message.contentType } : {}) },
     }]);
   }
 
@@ -222,10 +276,7 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
     await subscription.cancel();
   }
 
-  private confirmed(
-    channel: ConfirmChannel,
-    items: { exchange: string; routingKey: string; content: Buffer; options: Options.Publish }[],
-  ): Promise<void> {
+  private confirmed(channel: ConfirmChannel, items: readonly PublishItem[]): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new BusUnavailableError(`RabbitMQ did not confirm within ${this.confirmTimeoutMs} ms`)), this.confirmTimeoutMs);
@@ -408,6 +459,10 @@ class RabbitSubscription {
     const previous = Number(headers[HEADER_ATTEMPT]);
     // A redelivery (the consumer or its connection died before the ack) is one more attempt.
     const attempt = (Number.isSafeInteger(previous) && previous > 0 ? previous : 1) + (message.fields.redelivered ? 1 : 0);
+    if (message.properties.contentType === PACK_CONTENT_TYPE) {
+      await this.handlePack(channel, message, routingKey, attempt);
+      return;
+    }
     const id = typeof message.properties.messageId === 'string' ? message.properties.messageId : '';
     let outcome: DeliveryOutcome;
     if (!id) {
@@ -423,11 +478,49 @@ class RabbitSubscription {
       outcome = decideOutcome(failure, attempt, this.options);
     }
     if (outcome.kind !== 'ack') {
+      await this.forwardOrReturn(channel, message, outcome, delivered(message), routingKey, attempt);
+      return;
+    }
+    this.bus.handled(queue, 'ack');
+    this.settle(channel, message, 'ack');
+  }
+
+  /**
+   * A pack: each member goes to the handler as if it had come alone (concurrently, like the
+   * deliveries of one prefetch window) and gets its own outcome; members to retry or dead-letter
+   * are forwarded one by one under their own ids. The pack is acked once all of that is done. If a
+   * member cannot be forwarded, the whole pack goes back to the queue: members already handled come
+   * again, which consumers' idempotency absorbs, as for any redelivery.
+   */
+  private async handlePack(channel: Channel, message: ConsumeMessage, routingKey: string, attempt: number): Promise<void> {
+    const queue = this.options.queue;
+    let members: PackMember[];
+    try {
+      members = decodePack(message.content);
+    } catch (err) {
+      const outcome: DeliveryOutcome = { kind: 'dead-letter', reason: 'malformed', error: `unreadable pack: ${(err as Error).message}` };
+      await this.forwardOrReturn(channel, message, outcome, delivered(message), routingKey, attempt);
+      return;
+    }
+    const outcomes = await Promise.all(members.map(async (member) => {
+      let failure: unknown;
       try {
-        await this.bus.forward(queue, outcome, message, routingKey, attempt);
+        await this.handler({ id: member.id, routingKey, body: member.body, attempt });
       } catch (err) {
-        // Could not park it: give it back to the queue (after a pause, so a broken broker is not hammered).
-        this.logger.warn('could not move a failed message; returning it to the queue', { queue, err: (err as Error).message });
+        failure = err ?? new Error('handler failed');
+      }
+      return decideOutcome(failure, attempt, this.options);
+    }));
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome.kind === 'ack') continue;
+      const member = members[index];
+      const single: ForwardedMessage = {
+        content: Buffer.from(member.body, 'utf8'), messageId: member.id, headers: message.properties.headers ?? {}, contentType: 'application/json',
+      };
+      try {
+        await this.bus.forward(queue, outcome, single, routingKey, attempt);
+      } catch (err) {
+        this.logger.warn('could not move a failed pack member; returning the pack to the queue', { queue, err: (err as Error).message });
         await new Promise((resolve) => setTimeout(resolve, 1_000));
         this.settle(channel, message, 'nack');
         return;
@@ -435,6 +528,27 @@ class RabbitSubscription {
       if (outcome.kind === 'dead-letter') {
         this.logger.warn('message dead-lettered', { queue, dlq: this.dlq, reason: outcome.reason, error: outcome.error, attempt });
       }
+    }
+    for (const outcome of outcomes) this.bus.handled(queue, outcome.kind === 'dead-letter' ? 'dead_letter' : outcome.kind);
+    this.settle(channel, message, 'ack');
+  }
+
+  /** Moves a whole delivery to its retry or dead-letter queue and acks it; returns it to the queue if it cannot. */
+  private async forwardOrReturn(
+    channel: Channel, message: ConsumeMessage, outcome: Exclude<DeliveryOutcome, { kind: 'ack' }>, forwarded: ForwardedMessage, routingKey: string, attempt: number,
+  ): Promise<void> {
+    const queue = this.options.queue;
+    try {
+      await this.bus.forward(queue, outcome, forwarded, routingKey, attempt);
+    } catch (err) {
+      // Could not park it: give it back to the queue (after a pause, so a broken broker is not hammered).
+      this.logger.warn('could not move a failed message; returning it to the queue', { queue, err: (err as Error).message });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      this.settle(channel, message, 'nack');
+      return;
+    }
+    if (outcome.kind === 'dead-letter') {
+      this.logger.warn('message dead-lettered', { queue, dlq: this.dlq, reason: outcome.reason, error: outcome.error, attempt });
     }
     this.bus.handled(queue, outcome.kind === 'dead-letter' ? 'dead_letter' : outcome.kind);
     this.settle(channel, message, 'ack');
@@ -448,4 +562,13 @@ class RabbitSubscription {
       // The channel closed meanwhile: the broker redelivers the message on the next connection.
     }
   }
+}
+
+function delivered(message: ConsumeMessage): ForwardedMessage {
+  return {
+    content: message.content,
+    messageId: typeof message.properties.messageId === 'string' ? message.properties.messageId : undefined,
+    headers: message.properties.headers ?? {},
+    contentType: message.properties.contentType as string | undefined,
+  };
 }

@@ -187,6 +187,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
         registry,
         connectionName: `vanish-notes-${process.pid}`,
         connectLazily: true,
+        // Note events of one relay round travel in packs (docs/events.md); their one consumer, stats,
+        // runs this bus. Mail commands go one by one.
+        packRoutingKeys: (routingKey) => routingKey.startsWith('note.'),
       });
       lifecycle.add('rabbitmq', () => rabbit.close());
       bus = rabbit;
