@@ -114,7 +114,7 @@ describe('RabbitMqBus packs (real RabbitMQ)', () => {
     const after = message('pack.created', 7);
     await bus.publish([after]);
     await waitFor(() => seen.some((m) => m.id === after.id), { description: 'the next message handled' });
-    const dead = await waitFor(() => adminChannel.get(dlqName(queue), { noAck: true }), { description: 'the broken pack dead-lettered' });
+    const dead = await waitFor(async () => (await adminChannel.get(dlqName(queue), { noAck: true })) || undefined, { description: 'the broken pack dead-lettered' });
     expect(dead.properties.messageId).toBe('broken-pack');
     expect(dead.properties.headers?.[HEADER_DEAD_REASON]).toBe('malformed');
     expect(seen.map((m) => m.id)).toEqual([after.id]);
