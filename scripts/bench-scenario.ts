@@ -10,13 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { cleanUpOnSignal, cpuSeconds, fmt, log, mariadbPid, runAutocannon, type Child, type LoadOptions } from './bench-lib';
-import { MARIADB_URL, seedNotes, startTopology } from './bench-topology';
+import { MARIADB_URL, scenarioRequest, seedNotes, startTopology, type ScenarioName } from './bench-topology';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const SCENARIOS = ['read', 'create', 'stats'] as const;
-type ScenarioName = (typeof SCENARIOS)[number];
+const SCENARIOS: readonly ScenarioName[] = ['read', 'create', 'stats'];
 
 /** MariaDB's own counters of what clients asked of it (server-wide: run this on a quiet machine). */
 const STATEMENT_COUNTERS = ['Questions', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_select', 'Com_update', 'Com_delete'];
@@ -48,18 +47,8 @@ async function main(): Promise<void> {
   try {
     const topology = await startTopology({ logDir, dataDir, logLevel: 'warn', children, cleanups });
     const base = topology.baseUrl;
-    let options: LoadOptions;
-    if (scenario === 'read') {
-      const uuids = await seedNotes(base, 200);
-      options = { scenario, url: base, paths: uuids.map((uuid) => `/api/view/${uuid}.php`), connections: CONNECTIONS, durationSeconds: DURATION };
-    } else if (scenario === 'create') {
-      options = {
-        scenario, url: `${base}/api/create.php`, method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ content: 'bench note: the vault code is 4711' }), connections: CONNECTIONS, durationSeconds: DURATION,
-      };
-    } else {
-      options = { scenario, url: `${base}/api/stats.php`, connections: CONNECTIONS, durationSeconds: DURATION };
-    }
+    const uuids = scenario === 'read' ? await seedNotes(base, 200) : [];
+    const options: LoadOptions = { ...scenarioRequest(scenario, base, uuids), connections: CONNECTIONS, durationSeconds: DURATION };
     if (WARMUP > 0) await runAutocannon({ ...options, durationSeconds: WARMUP });
 
     const processes: Record<string, number | undefined> = {

@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ROOT, freePort, randomKey, randomSuffix, startNode, waitReady, type Child } from './bench-lib';
+import { ROOT, freePort, randomKey, randomSuffix, startNode, waitReady, type Child, type LoadOptions } from './bench-lib';
 
 export const HIGH_LIMIT = '1000000';
 /** The NODE_OPTIONS of the service images (checked against the Dockerfiles by test/deploy/compose.int.test.ts). */
@@ -108,4 +108,26 @@ export async function seedNotes(baseUrl: string, count: number): Promise<string[
     uuids.push(((await res.json()) as { uuid: string }).uuid);
   }
   return uuids;
+}
+
+export type ScenarioName = 'read' | 'create' | 'stats';
+
+/**
+ * The requests of the three measured scenarios through the gateway, so that `npm run bench` and
+ * `npm run bench:scenario` measure the same thing. Reads rotate over the given notes; creates are
+ * view-once notes without a passcode (a passcode adds scrypt: about half a second of CPU by design).
+ */
+export function scenarioRequest(name: ScenarioName, baseUrl: string, uuids: readonly string[] = []): Omit<LoadOptions, 'connections' | 'durationSeconds'> {
+  switch (name) {
+    case 'read':
+      return { scenario: 'metadata read (gateway → notes → MariaDB)', url: baseUrl, paths: uuids.map((u) => `/api/view/${u}.php`) };
+    case 'create':
+      return {
+        scenario: 'create (gateway → notes: seal + insert + outbox)', url: `${baseUrl}/api/create.php`, method: 'POST',
+        body: JSON.stringify({ content: 'a benchmark note, sealed and stored like any other', expiry_type: 'view', max_views: 1 }),
+        headers: { 'Content-Type': 'application/json' },
+      };
+    case 'stats':
+      return { scenario: 'stats (gateway → stats)', url: `${baseUrl}/api/stats.php` };
+  }
 }

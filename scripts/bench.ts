@@ -15,7 +15,7 @@ import {
   ROOT, chartSvg, cleanUpOnSignal, cpuSeconds, fmt, freePort, loadAverage, log, machine, mariadbPid, percentile, randomKey, randomSuffix, replaceSection, rssMb,
   runAutocannon, runWrk, sleep, startNode, tail, waitReady, type Child, type LoadResult, type WrkResult,
 } from './bench-lib';
-import { HIGH_LIMIT, SERVICE_NODE_OPTIONS, seedNotes, startTopology } from './bench-topology';
+import { HIGH_LIMIT, SERVICE_NODE_OPTIONS, scenarioRequest, seedNotes, startTopology } from './bench-topology';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
@@ -131,10 +131,7 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
   // Notes for the metadata read: 24-hour time notes, so reads never end them.
   const uuids = await seedNotes(baseUrl, 200);
   const results: Scenario[] = [];
-  results.push(await warmAndMeasure({
-    scenario: 'metadata read (gateway → notes → MariaDB)', url: baseUrl,
-    paths: uuids.map((u) => `/api/view/${u}.php`), connections: CONNECTIONS, durationSeconds: DURATION,
-  }, everyService));
+  results.push(await warmAndMeasure({ ...scenarioRequest('read', baseUrl, uuids), connections: CONNECTIONS, durationSeconds: DURATION }, everyService));
   // Diagnostics (not goals): the same reads straight to the service, to tell the gateway's share of the cost.
   const diagnostics: Scenario[] = [];
   if (DIAGNOSTICS) {
@@ -151,12 +148,7 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
     const body = (await res.json()) as { stats: { total_notes_created: number } };
     return body.stats.total_notes_created;
   };
-  const createBody = JSON.stringify({ content: 'a benchmark note, sealed and stored like any other', expiry_type: 'view', max_views: 1 });
-  const createOptions = {
-    scenario: 'create (gateway → notes: seal + insert + outbox)', url: `${baseUrl}/api/create.php`,
-    method: 'POST' as const, body: createBody, headers: { 'Content-Type': 'application/json' },
-    connections: CONNECTIONS, durationSeconds: DURATION,
-  };
+  const createOptions = { ...scenarioRequest('create', baseUrl), connections: CONNECTIONS, durationSeconds: DURATION };
   if (WARMUP > 0) await runAutocannon({ ...createOptions, durationSeconds: WARMUP });
   // let the warm-up's events drain before taking the baseline
   let baseline = await readCounter();
@@ -194,9 +186,7 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
   const lag = { p50: percentile(lags, 50), p99: percentile(lags, 99), events: completions.length, missing: Math.max(0, completions.length - counted.length) };
   log(`  event lag p50 ${fmt(lag.p50)} ms, p99 ${fmt(lag.p99)} ms over ${lag.events} creations (${lag.missing} not counted within 60 s)`);
 
-  results.push(await warmAndMeasure({
-    scenario: 'stats (gateway → stats)', url: `${baseUrl}/api/stats.php`, connections: CONNECTIONS, durationSeconds: DURATION,
-  }, everyService));
+  results.push(await warmAndMeasure({ ...scenarioRequest('stats', baseUrl), connections: CONNECTIONS, durationSeconds: DURATION }, everyService));
   if (DIAGNOSTICS) {
     diagnostics.push(await warmAndMeasure({
       scenario: 'diagnostic: stats straight to stats (no gateway)', url: statsDirect, connections: CONNECTIONS, durationSeconds: DURATION,

@@ -159,43 +159,43 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
     const sent: Array<{ item: PublishItem; memberIds: string[] }> = [];
     const packs = new Map<string, OutgoingMessage[]>();
     for (const m of messages) {
-      const expiresInMs = (m as ExpiringMessage).expiresInMs;
-      const expiring = expiresInMs !== undefined && expiresInMs > 0;
-      if (!expiring && this.options.packRoutingKeys?.(m.routingKey)) {
-        const pack = packs.get(m.routingKey) ?? [];
-        pack.push(m);
-        packs.set(m.routingKey, pack);
-        continue;
-      }
-      sent.push({
-        memberIds: [m.id],
-        item: {
-          exchange: this.exchange,
-          routingKey: m.routingKey,
-          content: Buffer.from(m.body, 'utf8'),
-          // Mandatory: on a fresh broker no consumer has declared its queue yet, and a message no queue
-          // takes would be confirmed and dropped. Returned, it fails the publish and stays in the outbox.
-          // Expiring messages (heartbeats) are worthless later and may be dropped.
-          options: { messageId: m.id, mandatory: !expiring, ...(expiring ? { expiration: String(Math.round(expiresInMs)) } : {}) },
-        },
-      });
+      if (!isExpiring(m) && this.options.packRoutingKeys?.(m.routingKey)) packs.set(m.routingKey, [...(packs.get(m.routingKey) ?? []), m]);
+      else sent.push(this.alone(m));
     }
     for (const [routingKey, pack] of packs) {
       for (let start = 0; start < pack.length; start += MAX_PACK_MEMBERS) {
         const members = pack.slice(start, start + MAX_PACK_MEMBERS);
-        const alone = members.length === 1;
+        if (members.length === 1) {
+          sent.push(this.alone(members[0]));
+          continue;
+        }
         sent.push({
           memberIds: members.map((m) => m.id),
           item: {
-            exchange: this.exchange,
-            routingKey,
-            content: alone ? Buffer.from(members[0].body, 'utf8') : encodePack(members),
-            options: { messageId: alone ? members[0].id : `pack-${randomUUID()}`, mandatory: true, ...(alone ? {} : { contentType: PACK_CONTENT_TYPE }) },
+            exchange: this.exchange, routingKey, content: encodePack(members),
+            options: { messageId: `pack-${randomUUID()}`, mandatory: true, contentType: PACK_CONTENT_TYPE },
           },
         });
       }
     }
     return sent;
+  }
+
+  /** A message sent as itself. */
+  private alone(m: OutgoingMessage): { item: PublishItem; memberIds: string[] } {
+    const expiresInMs = isExpiring(m) ? (m as ExpiringMessage).expiresInMs! : undefined;
+    return {
+      memberIds: [m.id],
+      item: {
+        exchange: this.exchange,
+        routingKey: m.routingKey,
+        content: Buffer.from(m.body, 'utf8'),
+        // Mandatory: on a fresh broker no consumer has declared its queue yet, and a message no queue
+        // takes would be confirmed and dropped. Returned, it fails the publish and stays in the outbox.
+        // Expiring messages (heartbeats) are worthless later and may be dropped.
+        options: { messageId: m.id, mandatory: expiresInMs === undefined, ...(expiresInMs !== undefined ? { expiration: String(Math.round(expiresInMs)) } : {}) },
+      },
+    };
   }
 
   async consume(options: ConsumeOptions, handler: MessageHandler): Promise<Subscription> {
@@ -459,99 +459,71 @@ class RabbitSubscription {
     const previous = Number(headers[HEADER_ATTEMPT]);
     // A redelivery (the consumer or its connection died before the ack) is one more attempt.
     const attempt = (Number.isSafeInteger(previous) && previous > 0 ? previous : 1) + (message.fields.redelivered ? 1 : 0);
-    if (message.properties.contentType === PACK_CONTENT_TYPE) {
-      await this.handlePack(channel, message, routingKey, attempt);
-      return;
-    }
-    const id = typeof message.properties.messageId === 'string' ? message.properties.messageId : '';
-    let outcome: DeliveryOutcome;
-    if (!id) {
-      outcome = { kind: 'dead-letter', reason: 'malformed', error: 'message has no message id' };
-    } else {
-      const incoming: IncomingMessage = { id, routingKey, body: message.content.toString('utf8'), attempt };
-      let failure: unknown;
-      try {
-        await this.handler(incoming);
-      } catch (err) {
-        failure = err ?? new Error('handler failed');
+    const parts = await this.outcomes(message, routingKey, attempt);
+    // If a part cannot be parked, the whole delivery goes back to the queue: parts already handled
+    // come again, which consumers' idempotency absorbs, as for any redelivery.
+    for (const { outcome, forwarded } of parts) {
+      if (outcome.kind !== 'ack' && !(await this.park(outcome, forwarded, routingKey, attempt))) {
+        await this.giveBack(channel, message);
+        return;
       }
-      outcome = decideOutcome(failure, attempt, this.options);
     }
-    if (outcome.kind !== 'ack') {
-      await this.forwardOrReturn(channel, message, outcome, delivered(message), routingKey, attempt);
-      return;
-    }
-    this.bus.handled(queue, 'ack');
+    for (const { outcome } of parts) this.bus.handled(queue, outcome.kind === 'dead-letter' ? 'dead_letter' : outcome.kind);
     this.settle(channel, message, 'ack');
   }
 
   /**
-   * A pack: each member goes to the handler as if it had come alone (concurrently, like the
-   * deliveries of one prefetch window) and gets its own outcome; members to retry or dead-letter
-   * are forwarded one by one under their own ids. The pack is acked once all of that is done. If a
-   * member cannot be forwarded, the whole pack goes back to the queue: members already handled come
-   * again, which consumers' idempotency absorbs, as for any redelivery.
+   * What became of a delivery, with what to park for each failed part: one part for a message, one
+   * per member for a pack. Members go to the handler as if each had come alone (concurrently, like the
+   * deliveries of one prefetch window), and a failed member is parked alone under its own id.
    */
-  private async handlePack(channel: Channel, message: ConsumeMessage, routingKey: string, attempt: number): Promise<void> {
-    const queue = this.options.queue;
-    let members: PackMember[];
-    try {
-      members = decodePack(message.content);
-    } catch (err) {
-      const outcome: DeliveryOutcome = { kind: 'dead-letter', reason: 'malformed', error: `unreadable pack: ${(err as Error).message}` };
-      await this.forwardOrReturn(channel, message, outcome, delivered(message), routingKey, attempt);
-      return;
-    }
-    const outcomes = await Promise.all(members.map(async (member) => {
-      let failure: unknown;
+  private async outcomes(message: ConsumeMessage, routingKey: string, attempt: number): Promise<Array<{ outcome: DeliveryOutcome; forwarded: ForwardedMessage }>> {
+    const whole = delivered(message);
+    if (message.properties.contentType === PACK_CONTENT_TYPE) {
+      let members: PackMember[];
       try {
-        await this.handler({ id: member.id, routingKey, body: member.body, attempt });
+        members = decodePack(message.content);
       } catch (err) {
-        failure = err ?? new Error('handler failed');
+        return [{ outcome: { kind: 'dead-letter', reason: 'malformed', error: `unreadable pack: ${(err as Error).message}` }, forwarded: whole }];
       }
-      return decideOutcome(failure, attempt, this.options);
-    }));
-    for (const [index, outcome] of outcomes.entries()) {
-      if (outcome.kind === 'ack') continue;
-      const member = members[index];
-      const single: ForwardedMessage = {
-        content: Buffer.from(member.body, 'utf8'), messageId: member.id, headers: message.properties.headers ?? {}, contentType: 'application/json',
-      };
-      try {
-        await this.bus.forward(queue, outcome, single, routingKey, attempt);
-      } catch (err) {
-        this.logger.warn('could not move a failed pack member; returning the pack to the queue', { queue, err: (err as Error).message });
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        this.settle(channel, message, 'nack');
-        return;
-      }
-      if (outcome.kind === 'dead-letter') {
-        this.logger.warn('message dead-lettered', { queue, dlq: this.dlq, reason: outcome.reason, error: outcome.error, attempt });
-      }
+      return Promise.all(members.map(async (member) => ({
+        outcome: await this.run({ id: member.id, routingKey, body: member.body, attempt }),
+        forwarded: { content: Buffer.from(member.body, 'utf8'), messageId: member.id, headers: whole.headers, contentType: 'application/json' },
+      })));
     }
-    for (const outcome of outcomes) this.bus.handled(queue, outcome.kind === 'dead-letter' ? 'dead_letter' : outcome.kind);
-    this.settle(channel, message, 'ack');
+    if (!whole.messageId) return [{ outcome: { kind: 'dead-letter', reason: 'malformed', error: 'message has no message id' }, forwarded: whole }];
+    return [{ outcome: await this.run({ id: whole.messageId, routingKey, body: message.content.toString('utf8'), attempt }), forwarded: whole }];
   }
 
-  /** Moves a whole delivery to its retry or dead-letter queue and acks it; returns it to the queue if it cannot. */
-  private async forwardOrReturn(
-    channel: Channel, message: ConsumeMessage, outcome: Exclude<DeliveryOutcome, { kind: 'ack' }>, forwarded: ForwardedMessage, routingKey: string, attempt: number,
-  ): Promise<void> {
+  private async run(incoming: IncomingMessage): Promise<DeliveryOutcome> {
+    let failure: unknown;
+    try {
+      await this.handler(incoming);
+    } catch (err) {
+      failure = err ?? new Error('handler failed');
+    }
+    return decideOutcome(failure, incoming.attempt, this.options);
+  }
+
+  /** Moves a failed message to its retry or dead-letter queue; false when the broker did not take it. */
+  private async park(outcome: Exclude<DeliveryOutcome, { kind: 'ack' }>, forwarded: ForwardedMessage, routingKey: string, attempt: number): Promise<boolean> {
     const queue = this.options.queue;
     try {
       await this.bus.forward(queue, outcome, forwarded, routingKey, attempt);
     } catch (err) {
-      // Could not park it: give it back to the queue (after a pause, so a broken broker is not hammered).
-      this.logger.warn('could not move a failed message; returning it to the queue', { queue, err: (err as Error).message });
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      this.settle(channel, message, 'nack');
-      return;
+      this.logger.warn('could not move a failed message; returning its delivery to the queue', { queue, err: (err as Error).message });
+      return false;
     }
     if (outcome.kind === 'dead-letter') {
       this.logger.warn('message dead-lettered', { queue, dlq: this.dlq, reason: outcome.reason, error: outcome.error, attempt });
     }
-    this.bus.handled(queue, outcome.kind === 'dead-letter' ? 'dead_letter' : outcome.kind);
-    this.settle(channel, message, 'ack');
+    return true;
+  }
+
+  /** Could not park it: give the delivery back to the queue (after a pause, so a broken broker is not hammered). */
+  private async giveBack(channel: Channel, message: ConsumeMessage): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    this.settle(channel, message, 'nack');
   }
 
   private settle(channel: Channel, message: ConsumeMessage, how: 'ack' | 'nack'): void {
@@ -571,4 +543,9 @@ function delivered(message: ConsumeMessage): ForwardedMessage {
     headers: message.properties.headers ?? {},
     contentType: message.properties.contentType as string | undefined,
   };
+}
+
+function isExpiring(m: OutgoingMessage): boolean {
+  const expiresInMs = (m as ExpiringMessage).expiresInMs;
+  return expiresInMs !== undefined && expiresInMs > 0;
 }

@@ -78,12 +78,11 @@ export class GroupCommit<T, R = void> {
 
   private async linger(remaining: number): Promise<void> {
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, remaining);
-      function done(): void {
+      const timer = setTimeout(resolve, remaining);
+      this.lingerDone = () => {
         clearTimeout(timer);
         resolve();
-      }
-      this.lingerDone = done;
+      };
     });
     this.lingerDone = undefined;
   }

@@ -39,14 +39,6 @@ interface CurrentStateRow {
   components: unknown;
 }
 
-/** The same SQL on SQLite and MySQL/MariaDB. Bindings: recent from and to minute, heartbeats since. */
-const CURRENT_STATE_SQL = `
-select 'counter' as part, name, value, null as instance, null as components from stats_counters
-union all
-select 'recent', null, coalesce(sum(created), 0), null, null from stats_created_minutes where minute between ? and ?
-union all
-select 'heartbeat', service, observed_at, instance, components from stats_heartbeats where observed_at >= ?`;
-
 /** StatsStore on knex (SQLite or MySQL/MariaDB); the stats service's tables only. */
 export class KnexStatsStore implements StatsStore {
   constructor(private readonly knex: Knex) {}
@@ -114,9 +106,15 @@ export class KnexStatsStore implements StatsStore {
    */
   current(recentFromMinute: number, recentToMinute: number, heartbeatsSince: number): Promise<CurrentState> {
     return withDatabase(async () => {
-      const result: unknown = await this.knex.raw(CURRENT_STATE_SQL, [recentFromMinute, recentToMinute, heartbeatsSince]);
-      // mysql2 answers [rows, fields]; better-sqlite3 the rows themselves.
-      const rows = (this.knex.client.config.client === 'mysql2' ? (result as unknown[])[0] : result) as CurrentStateRow[];
+      const k = this.knex;
+      const rows: CurrentStateRow[] = await k('stats_counters')
+        .select(k.raw("'counter' as part"), 'name', 'value', k.raw('null as instance'), k.raw('null as components'))
+        .unionAll(k('stats_created_minutes')
+          .select(k.raw("'recent'"), k.raw('null'), k.raw('coalesce(sum(created), 0)'), k.raw('null'), k.raw('null'))
+          .whereBetween('minute', [recentFromMinute, recentToMinute]))
+        .unionAll(k('stats_heartbeats')
+          .select(k.raw("'heartbeat'"), 'service', 'observed_at', 'instance', 'components')
+          .where('observed_at', '>=', heartbeatsSince));
       const counters = countersFrom(rows.filter((r) => r.part === 'counter').map((r) => ({ name: String(r.name), value: r.value })));
       const recentCreated = num(rows.find((r) => r.part === 'recent')?.value);
       const heartbeats = rows.filter((r) => r.part === 'heartbeat').map((r) => ({
