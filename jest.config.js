@@ -1,8 +1,8 @@
 // One jest configuration, one project per kind of suite, so `npm test` runs them all and
 // each kind can still be run alone with --selectProjects.
 const moduleNameMapper = {
-  '^@vanish/(common|bus|testkit|all-in-one)$': '<rootDir>/packages/$1/src',
-  '^@vanish/(notes|stats|mailer|gateway)$': '<rootDir>/services/$1/src',
+  '^@vanish/(common|bus|testkit)$': '<rootDir>/packages/$1/src',
+  '^@vanish/(notes|stats|mailer|gateway|all-in-one)$': '<rootDir>/services/$1/src',
   '^@vanish/testkit/(.*)$': '<rootDir>/packages/testkit/src/$1',
 };
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };

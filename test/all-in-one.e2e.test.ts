@@ -5,9 +5,9 @@ import { freePort } from '@vanish/testkit/net';
 import { runProcess, type RunningProcess } from '@vanish/testkit/process';
 import { callApi, CLEARED_ENV } from './support/api-client';
 
-// `npm start` runs `npm run build && node packages/all-in-one/dist/main.js`: this runs the second half
+// `npm start` runs `npm run build && node services/all-in-one/dist/main.js`: this runs the second half
 // (the e2e project needs `npm run build` first, which `npm test` does).
-const MAIN = path.resolve(__dirname, '..', 'packages', 'all-in-one', 'dist', 'main.js');
+const MAIN = path.resolve(__dirname, '..', 'services', 'all-in-one', 'dist', 'main.js');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 jest.setTimeout(90_000);

@@ -2,7 +2,7 @@
 // (load-tests/shim/run.mjs) against the all-in-one system started as a separate process, so that the
 // scripts' requests, checks and thresholds really run in CI where the k6 binary cannot be installed.
 // With a real `k6` on PATH, smoke.js also runs under k6 itself.
-// Needs `npm run build` first (it starts packages/all-in-one/dist/main.js). Run: npm run test:load
+// Needs `npm run build` first (it starts services/all-in-one/dist/main.js). Run: npm run test:load
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '..', '..');
 const SHIM = join(ROOT, 'load-tests', 'shim', 'run.mjs');
-const MAIN = join(ROOT, 'packages', 'all-in-one', 'dist', 'main.js');
+const MAIN = join(ROOT, 'services', 'all-in-one', 'dist', 'main.js');
 
 jest.setTimeout(180_000);
 
