@@ -12,6 +12,37 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 jest.setTimeout(90_000);
 
+/**
+ * The addresses this host's TCP sockets listen on, by port, from the kernel's own table (Linux):
+ * exact, unlike probing from outside, which needs a second address of this host to probe from.
+ */
+function listeningAddresses(): Map<number, string[]> {
+  const byPort = new Map<number, string[]>();
+  for (const [file, decode] of [['/proc/net/tcp', ipv4FromHex], ['/proc/net/tcp6', ipv6FromHex]] as const) {
+    if (!existsSync(file)) throw new Error(`${file} is missing: this test reads the kernel's socket table (Linux /proc)`);
+    for (const line of readFileSync(file, 'utf8').trim().split('\n').slice(1)) {
+      const [, local = '', , state] = line.trim().split(/\s+/);
+      if (state !== '0A') continue; // TCP_LISTEN
+      const [addressHex = '', portHex = ''] = local.split(':');
+      const port = parseInt(portHex, 16);
+      byPort.set(port, [...(byPort.get(port) ?? []), decode(addressHex)]);
+    }
+  }
+  return byPort;
+}
+
+/** /proc/net/tcp writes an IPv4 address as one little-endian 32-bit word. */
+function ipv4FromHex(hex: string): string {
+  return (hex.match(/../g) ?? []).reverse().map((byte) => parseInt(byte, 16)).join('.');
+}
+
+/** /proc/net/tcp6 writes four little-endian 32-bit words; only the two listen-anywhere forms matter here. */
+function ipv6FromHex(hex: string): string {
+  if (/^0+$/.test(hex)) return '::';
+  if (hex === '00000000000000000000000001000000') return '::1';
+  return `ipv6:${hex}`;
+}
+
 async function portsEnv(): Promise<Record<string, string>> {
   const names = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT'];
   const env: Record<string, string> = {};
@@ -28,7 +59,8 @@ describe('npm start (all-in-one) in an empty data directory', () => {
   const start = () =>
     runProcess({
       script: MAIN,
-      env: { ...CLEARED_ENV, ...ports, DATA_DIR: dataDir, PUBLIC_BASE_URL: gateway, LOG_LEVEL: 'info' },
+      // HOST=0.0.0.0 as someone exposing the app on a network would set it: only the gateway follows it.
+      env: { ...CLEARED_ENV, ...ports, HOST: '0.0.0.0', DATA_DIR: dataDir, PUBLIC_BASE_URL: gateway, LOG_LEVEL: 'info' },
       readyLine: 'all-in-one ready',
       readyTimeoutMs: 60_000,
       stopTimeoutMs: 30_000,
@@ -48,6 +80,13 @@ describe('npm start (all-in-one) in an empty data directory', () => {
   });
 
   let created: { uuid: string; url: string };
+
+  it('when started with HOST=0.0.0.0, then the gateway\'s public port listens there and notes, stats, mailer and every admin port on 127.0.0.1 only', () => {
+    const listening = listeningAddresses();
+    const internal = ['ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT'];
+    expect({ PORT: listening.get(Number(ports.PORT)) }).toEqual({ PORT: ['0.0.0.0'] });
+    for (const name of internal) expect({ [name]: listening.get(Number(ports[name])) }).toEqual({ [name]: ['127.0.0.1'] });
+  });
 
   it('when a note is created through the gateway port, then the answer carries its uuid and link', async () => {
     const response = await callApi(gateway, 'POST', '/api/create.php', { content: 'hello from the e2e test', max_views: 2 });

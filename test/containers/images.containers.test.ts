@@ -97,12 +97,13 @@ describe('the four images, built with podman and run as containers', () => {
 
     const mailKeys = key('m1');
     const env: Record<Service, Record<string, string>> = {
-      notes: { DATABASE_URL: databases[0]!.url, MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_KEYS: mailKeys, PUBLIC_BASE_URL: gateway },
+      // The gateway is on http://127.0.0.1 here: production refuses an http origin unless told it is private.
+      notes: { DATABASE_URL: databases[0]!.url, MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_KEYS: mailKeys, PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
       stats: { DATABASE_URL: databases[1]!.url, AMQP_QUEUE_PREFIX: `${tag}.` },
-      mailer: { DATABASE_URL: databases[2]!.url, MAIL_KEYS: mailKeys, SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, PUBLIC_BASE_URL: gateway },
+      mailer: { DATABASE_URL: databases[2]!.url, MAIL_KEYS: mailKeys, SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
       gateway: {
         NOTES_URL: `http://127.0.0.1:${ports.notes.port}`, STATS_URL: `http://127.0.0.1:${ports.stats.port}`, MAILER_URL: `http://127.0.0.1:${ports.mailer.port}`,
-        REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_KEY_PREFIX: `${tag}:`, LIMITER_KEY: key(), PUBLIC_BASE_URL: gateway,
+        REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_KEY_PREFIX: `${tag}:`, LIMITER_KEY: key(), PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true',
       },
     };
     const amqp = { AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672', AMQP_EXCHANGE: tag, HEARTBEAT_INTERVAL_MS: '1000' };

@@ -85,9 +85,23 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('when the gateway is published, then it is on 8080 and no other vanish port is published', () => {
-    expect(compose.services.gateway.ports).toEqual(['8080:8080']);
+  it('when the gateway is published, then it is on 127.0.0.1:8080 and no other vanish port is published', () => {
+    expect(compose.services.gateway.ports).toEqual(['127.0.0.1:8080:8080']);
     for (const service of SERVICES.filter((s) => s !== 'gateway')) expect(compose.services[service].ports).toBeUndefined();
+  });
+
+  it('when any port is published, then it listens on 127.0.0.1 only (a laptop set-up with DEV-ONLY keys is never reachable from the network)', () => {
+    const published = Object.entries(compose.services).flatMap(([name, definition]) =>
+      ([] as unknown[]).concat(definition.ports ?? []).map((port) => ({ name, port })));
+    expect(published.length).toBeGreaterThanOrEqual(4);
+    for (const { name, port } of published) {
+      // Only the short "HOST_IP:HOST_PORT:CONTAINER_PORT" form says where it listens; the long form would need host_ip.
+      expect({ name, port }).toEqual({ name, port: expect.stringMatching(/^127\.0\.0\.1:\d+:\d+$/) });
+    }
+  });
+
+  it('when the vanish services run with the DEV-ONLY keys, then they are not production', () => {
+    for (const service of SERVICES) expect({ service, NODE_ENV: composeEnv(compose, service).NODE_ENV }).toEqual({ service, NODE_ENV: 'development' });
   });
 
   it('when the environment is resolved, then ports and every URL point at compose services on the right ports', () => {

@@ -1,8 +1,11 @@
 // Deploy files cannot drift from the code: the environment that docker compose and the Kubernetes
 // overlays give each service is fed into that service's own config loader (services/<svc>/src/config.ts).
-// The loader must accept it under NODE_ENV=production, and every variable the deploy files set
+// The loader must accept it (the prod overlay under NODE_ENV=production; compose and the dev overlay,
+// which serve plain HTTP with DEV-ONLY keys, under NODE_ENV=development but with every value set, so that
+// as production only their insecure values would be refused), and every variable the deploy files set
 // must be one the loader actually reads (a misspelt variable would otherwise be silently ignored).
 import { randomBytes } from 'node:crypto';
+import { ConfigError, silentLogger, type Logger } from '@vanish/common';
 import { loadGatewayConfig } from '../../services/gateway/src/config';
 import { loadMailerConfig } from '../../services/mailer/src/config';
 import { loadNotesConfig } from '../../services/notes/src/config';
@@ -48,16 +51,18 @@ function k8sEnvOf(objects: readonly K8sObject[], service: ServiceName, secrets: 
 
 describe('deploy environments against the services\' own config loaders', () => {
   const compose = readCompose();
-  const sources: [string, (service: ServiceName) => Env][] = [
-    ['docker compose', (service) => composeEnv(compose, service)],
-    ['kubernetes dev overlay', (() => { let objects: K8sObject[] | undefined; return (service: ServiceName) => k8sEnvOf(objects ??= kustomize('dev'), service, {}); })()],
-    ['kubernetes prod overlay (Secrets from the template)', (() => { let objects: K8sObject[] | undefined; const secrets = filledTemplate(); return (service: ServiceName) => k8sEnvOf(objects ??= kustomize('prod'), service, secrets); })()],
+  const composeEnvOf = (service: ServiceName) => composeEnv(compose, service);
+  const devEnvOf = (() => { let objects: K8sObject[] | undefined; return (service: ServiceName) => k8sEnvOf(objects ??= kustomize('dev'), service, {}); })();
+  const sources: [string, string, (service: ServiceName) => Env][] = [
+    ['docker compose', 'development', composeEnvOf],
+    ['kubernetes dev overlay', 'development', devEnvOf],
+    ['kubernetes prod overlay (Secrets from the template)', 'production', (() => { let objects: K8sObject[] | undefined; const secrets = filledTemplate(); return (service: ServiceName) => k8sEnvOf(objects ??= kustomize('prod'), service, secrets); })()],
   ];
 
-  describe.each(sources)('%s', (_name, envOf) => {
-    it.each(SERVICES)('when %s loads its deployed environment, then it accepts it in production mode on its DECISIONS 10 ports', (service) => {
+  describe.each(sources)('%s', (_name, nodeEnv, envOf) => {
+    it.each(SERVICES)(`when %s loads its deployed environment, then it accepts it with NODE_ENV=${nodeEnv} on its DECISIONS 10 ports`, (service) => {
       const env = envOf(service);
-      expect(env.NODE_ENV).toBe('production');
+      expect(env.NODE_ENV).toBe(nodeEnv);
       const { config } = load(service, env);
       expect([config.port, config.adminPort]).toEqual([PORTS[service].port, PORTS[service].admin]);
     });
@@ -67,12 +72,31 @@ describe('deploy environments against the services\' own config loaders', () => 
     });
   });
 
-  it('when the prod overlay is loaded, then the gateway requires HTTPS and trusts the ingress, and links are https', () => {
+  describe.each([['docker compose', composeEnvOf], ['kubernetes dev overlay', devEnvOf]] as const)('%s as if it were production', (_name, envOf) => {
+    // Proves the laptop set-ups fall back to no embedded default: as production, nothing is missing,
+    // and what keeps them from being production is only what they do on purpose (plain HTTP).
+    it.each(SERVICES)('when %s loads it with NODE_ENV=production, then every problem is an insecure explicit value refused by name, none a missing one', (service) => {
+      let problems: string[] = [];
+      try {
+        LOADERS[service]({ ...envOf(service), NODE_ENV: 'production' });
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        problems = err.problems;
+      }
+      for (const problem of problems) expect(problem).toMatch(/^[A-Z_]+: refused with NODE_ENV=production \(/);
+      if (service !== 'stats') expect(problems.some((p) => p.startsWith('PUBLIC_BASE_URL: refused'))).toBe(true);
+    });
+  });
+
+  it('when the prod overlay is loaded, then the gateway requires HTTPS, trusts one hop (the ingress) without a start-up warning, and links are https', () => {
     const objects = kustomize('prod');
     const secrets = filledTemplate();
-    const gateway = loadGatewayConfig(k8sEnvOf(objects, 'gateway', secrets));
+    const warnings: string[] = [];
+    const logger: Logger = { ...silentLogger, warn: (msg) => { warnings.push(msg); }, child: () => logger };
+    const gateway = loadGatewayConfig(k8sEnvOf(objects, 'gateway', secrets), logger);
     expect(gateway.requireHttps).toBe(true);
-    expect(gateway.trustProxy).toBe('10.0.0.0/8');
+    expect(gateway.trustProxy).toBe(1);
+    expect(warnings).toEqual([]);
     expect(loadNotesConfig(k8sEnvOf(objects, 'notes', secrets)).publicBaseUrl).toMatch(/^https:\/\//);
   });
 

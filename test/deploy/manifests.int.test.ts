@@ -4,6 +4,7 @@
 // promises: probes, limits, non-root, read-only root, pinned images, NetworkPolicies that select
 // real pods.
 import { PORTS, SERVICES, byKind, dataOf, find, kustomize, secretTemplate, type K8sObject } from './deploy-files';
+import { parseTrustProxy, trustProxyTooWide } from '../../services/gateway/src/config';
 
 type Labels = Record<string, string>;
 
@@ -217,8 +218,18 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
       expect(find(objects, 'Deployment', 'mailpit')).toBeDefined();
       for (const name of ['mysql', 'redis', 'rabbitmq', 'mailpit']) find(objects, 'Service', name);
       expect(dataOf(find(objects, 'ConfigMap', 'gateway-config')).REQUIRE_HTTPS).toBe('false');
+      // Plain HTTP and DEV-ONLY keys: never production (which would refuse REQUIRE_HTTPS=false anyway).
+      expect(dataOf(find(objects, 'ConfigMap', 'vanish-common')).NODE_ENV).toBe('development');
     });
   } else {
+    it('when the prod overlay says whom the gateway trusts for X-Forwarded-For, then it is one hop (the ingress controller), never a network', () => {
+      const trustProxy = dataOf(find(objects, 'ConfigMap', 'gateway-config')).TRUST_PROXY;
+      expect(trustProxy).toBe('1');
+      expect(trustProxyTooWide(parseTrustProxy(trustProxy))).toBeUndefined();
+      // The old value, a whole pod network, is what the check exists to catch.
+      expect(trustProxyTooWide(parseTrustProxy('10.0.0.0/8'))).toBe('10.0.0.0/8 is a /8 network');
+    });
+
     it('when the prod overlay is rendered, then it runs no database or broker, requires HTTPS, trusts the ingress and pulls from a registry', () => {
       expect(workloads(objects).map((w) => w.metadata.name).sort()).toEqual([...SERVICES].sort());
       expect(dataOf(find(objects, 'ConfigMap', 'vanish-common')).NODE_ENV).toBe('production');

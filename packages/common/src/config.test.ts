@@ -44,4 +44,45 @@ describe('EnvReader', () => {
     reader.requireInProduction('AMQP_URL', undefined, 'the in-process bus is for laptops');
     expect(() => reader.done()).toThrow(/AMQP_URL/);
   });
+
+  it('when production is given an insecure explicit value, then it refuses, naming the variable; elsewhere it accepts', () => {
+    const production = new EnvReader({ NODE_ENV: 'production' });
+    production.refuseInProduction('REQUIRE_HTTPS', true, 'plain http');
+    production.refuseInProduction('TRUST_PROXY', false, 'not insecure');
+    expect(() => production.done()).toThrow(new ConfigError(['REQUIRE_HTTPS: refused with NODE_ENV=production (plain http)']));
+    const development = new EnvReader({ NODE_ENV: 'development' });
+    development.refuseInProduction('REQUIRE_HTTPS', true, 'plain http');
+    expect(() => development.done()).not.toThrow();
+  });
+});
+
+describe('EnvReader.publicBaseUrl', () => {
+  const read = (env: Record<string, string>, fallback?: string) => {
+    const reader = new EnvReader(env);
+    const url = fallback === undefined ? reader.publicBaseUrl() : reader.publicBaseUrl(fallback);
+    reader.done();
+    return url;
+  };
+
+  it('when production is given an http:// PUBLIC_BASE_URL, then it refuses, naming the variable and the override', () => {
+    expect(() => read({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'http://vanish.example' }))
+      .toThrow(/PUBLIC_BASE_URL: refused with NODE_ENV=production .*ALLOW_INSECURE_PUBLIC_BASE_URL=true/);
+    expect(() => read({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'HTTP://vanish.example' })).toThrow(/PUBLIC_BASE_URL/);
+  });
+
+  it('when production is given https://, or http:// with ALLOW_INSECURE_PUBLIC_BASE_URL=true, then it accepts (trailing slashes dropped)', () => {
+    expect(read({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://vanish.example/' })).toBe('https://vanish.example');
+    expect(read({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'http://vanish.internal', ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' })).toBe('http://vanish.internal');
+  });
+
+  it('when not in production, then http:// is accepted without the override, and the fallback fills an unset value', () => {
+    expect(read({ PUBLIC_BASE_URL: 'http://localhost:8080' })).toBe('http://localhost:8080');
+    expect(read({ NODE_ENV: 'development' }, 'http://localhost:8080')).toBe('http://localhost:8080');
+    expect(read({})).toBeUndefined();
+  });
+
+  it('when the override is not a boolean or the URL is not http(s), then each is a problem', () => {
+    expect(() => read({ PUBLIC_BASE_URL: 'ftp://x', ALLOW_INSECURE_PUBLIC_BASE_URL: 'maybe' }))
+      .toThrow(/ALLOW_INSECURE_PUBLIC_BASE_URL: expected true or false[\s\S]*PUBLIC_BASE_URL: expected a http: or https: URL/);
+  });
 });

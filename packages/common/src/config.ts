@@ -97,6 +97,30 @@ export class EnvReader {
     }
   }
 
+  /**
+   * Production refuses an explicit value that weakens it, as it refuses the embedded defaults: the
+   * operator learns which variable and why, instead of a deployment quietly running insecure.
+   */
+  refuseInProduction(name: string, insecure: boolean, why: string): void {
+    if (this.isProduction && insecure) this.problems.push(`${name}: refused with NODE_ENV=production (${why})`);
+  }
+
+  /**
+   * PUBLIC_BASE_URL, read alike by every service that names the public origin: an http(s) URL, and
+   * with NODE_ENV=production an https one, unless ALLOW_INSECURE_PUBLIC_BASE_URL=true says the origin
+   * is on a private network (the only thing that override relaxes).
+   */
+  publicBaseUrl(fallback: string): string;
+  publicBaseUrl(fallback?: undefined): string | undefined;
+  publicBaseUrl(fallback?: string): string | undefined {
+    const allowInsecure = this.bool('ALLOW_INSECURE_PUBLIC_BASE_URL', false);
+    const explicit = this.url('PUBLIC_BASE_URL', undefined, ['http:', 'https:']);
+    const insecure = explicit !== undefined && /^http:/i.test(explicit.trim()) && !allowInsecure;
+    this.refuseInProduction('PUBLIC_BASE_URL', insecure,
+      'links and redirects would send note links over plain http; use https://, or set ALLOW_INSECURE_PUBLIC_BASE_URL=true for an origin on a private network');
+    return (explicit ?? fallback)?.replace(/\/+$/, '');
+  }
+
   problem(message: string): void {
     this.problems.push(message);
   }

@@ -54,6 +54,15 @@ describe('serviceEnv', () => {
     expect(env.DATA_DIR).toBe('/data');
   });
 
+  it('when HOST is set for the process, then only the gateway\'s public port follows it: notes, stats, mailer and every admin port stay on loopback', () => {
+    const exposed = loadAllInOneConfig({ DATA_DIR: '/data', HOST: '0.0.0.0', ADMIN_HOST: '0.0.0.0' });
+    for (const name of ['notes', 'stats', 'mailer'] as const) {
+      expect({ name, host: serviceEnv(exposed, name).HOST, adminHost: serviceEnv(exposed, name).ADMIN_HOST }).toEqual({ name, host: '127.0.0.1', adminHost: undefined });
+    }
+    expect(serviceEnv(exposed, 'gateway')).toMatchObject({ HOST: '0.0.0.0', ADMIN_HOST: '127.0.0.1' });
+    expect(serviceEnv(loadAllInOneConfig({ DATA_DIR: '/data' }), 'gateway').HOST).toBeUndefined();
+  });
+
   it('when building the gateway env, then it points at the given upstreams and has no database', () => {
     const env = serviceEnv(config, 'gateway', { notes: 'http://127.0.0.1:7001' });
     expect(env.PORT).toBe('7000');

@@ -78,15 +78,20 @@ export function loadAllInOneConfig(env: Env = process.env): Readonly<AllInOneCon
 
 /** Variables the all-in-one sets per service; never inherited from the process environment. */
 const PER_SERVICE = [
-  'PORT', 'ADMIN_PORT', 'DATABASE_URL', 'AMQP_URL', 'NOTES_URL', 'STATS_URL', 'MAILER_URL',
+  'HOST', 'ADMIN_HOST', 'PORT', 'ADMIN_PORT', 'DATABASE_URL', 'AMQP_URL', 'NOTES_URL', 'STATS_URL', 'MAILER_URL',
   'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT',
   'NOTES_DATABASE_URL', 'STATS_DATABASE_URL', 'MAILER_DATABASE_URL',
 ];
+
+/** Where the services behind the gateway and every admin port listen: only this host reaches them. */
+export const INTERNAL_HOST = '127.0.0.1';
 
 /**
  * The environment one service loads its config from: the process's environment (shared keys, DATA_DIR,
  * PUBLIC_BASE_URL, SMTP_URL, limits...) with that service's ports and database, no AMQP_URL (the bus is
  * the shared in-process one), and, for the gateway, the addresses the others actually listen on.
+ * Only the gateway's public port listens where HOST says; notes, stats, mailer and every admin port
+ * listen on loopback, so nothing reaches a service around the gateway's limits and checks.
  */
 export function serviceEnv(
   config: AllInOneConfig,
@@ -100,10 +105,13 @@ export function serviceEnv(
   env.PORT = String(config.ports[name].port);
   env.ADMIN_PORT = String(config.ports[name].adminPort);
   if (name === 'gateway') {
+    if (config.baseEnv.HOST !== undefined) env.HOST = config.baseEnv.HOST;
+    env.ADMIN_HOST = INTERNAL_HOST;
     if (upstreams.notes) env.NOTES_URL = upstreams.notes;
     if (upstreams.stats) env.STATS_URL = upstreams.stats;
     if (upstreams.mailer) env.MAILER_URL = upstreams.mailer;
   } else {
+    env.HOST = INTERNAL_HOST;
     env.DATABASE_URL = config.databaseUrls[name];
   }
   return env;

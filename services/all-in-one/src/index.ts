@@ -1,2 +1,2 @@
 export { assembleAllInOne, type AllInOne, type RunningParts, type ServiceModule, type SharedParts } from './assemble';
-export { loadAllInOneConfig, serviceEnv, PRODUCTION_REFUSAL, type AllInOneConfig, type ServiceName, type ServicePorts } from './config';
+export { loadAllInOneConfig, serviceEnv, INTERNAL_HOST, PRODUCTION_REFUSAL, type AllInOneConfig, type ServiceName, type ServicePorts } from './config';

@@ -1,5 +1,5 @@
-import { ConfigError } from '@vanish/common';
-import { loadGatewayConfig, parseTrustProxy } from './config';
+import { ConfigError, silentLogger, type Logger } from '@vanish/common';
+import { loadGatewayConfig, parseTrustProxy, trustProxyTooWide } from './config';
 
 const key = Buffer.alloc(32, 1).toString('base64');
 
@@ -55,6 +55,85 @@ describe('loadGatewayConfig', () => {
 
   it('when NODE_ENV is production without REDIS_URL or LIMITER_KEY, then it refuses to start', () => {
     expect(() => loadGatewayConfig({ NODE_ENV: 'production' })).toThrow(/REDIS_URL[\s\S]*LIMITER_KEY|LIMITER_KEY[\s\S]*REDIS_URL/);
+  });
+
+  it('when ADMIN_HOST is unset, then the admin port listens where HOST says; set, where it says', () => {
+    expect(loadGatewayConfig({ LIMITER_KEY: key, HOST: '0.0.0.0' })).toMatchObject({ host: '0.0.0.0', adminHost: '0.0.0.0' });
+    expect(loadGatewayConfig({ LIMITER_KEY: key, ADMIN_HOST: '127.0.0.1' })).toMatchObject({ host: '0.0.0.0', adminHost: '127.0.0.1' });
+  });
+});
+
+describe('loadGatewayConfig refuses insecure explicit values in production', () => {
+  const production = { NODE_ENV: 'production', LIMITER_KEY: key, REDIS_URL: 'redis://127.0.0.1:6379', PUBLIC_BASE_URL: 'https://vanish.example', REQUIRE_HTTPS: 'true', TRUST_PROXY: '1' };
+  const development = { ...production, NODE_ENV: 'development' };
+
+  function problemsOf(env: Record<string, string>): string[] {
+    try {
+      loadGatewayConfig(env);
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+    return [];
+  }
+
+  it('when the production environment is secure, then it starts', () => {
+    expect(problemsOf(production)).toEqual([]);
+  });
+
+  it.each([
+    ['REQUIRE_HTTPS', 'false'],
+    ['REQUIRE_HTTPS', 'off'],
+    ['TRUST_PROXY', 'true'],
+    ['PUBLIC_BASE_URL', 'http://vanish.example'],
+  ])('when production sets %s=%s, then it refuses, naming the variable; outside production it is accepted', (name, value) => {
+    expect(problemsOf({ ...production, [name]: value })).toEqual([expect.stringMatching(new RegExp(`^${name}: refused with NODE_ENV=production \\(`))]);
+    expect(problemsOf({ ...development, [name]: value })).toEqual([]);
+  });
+
+  it('when production leaves REQUIRE_HTTPS unset, then nothing is refused (only an explicit false is)', () => {
+    const { REQUIRE_HTTPS: _unset, ...env } = production;
+    expect(problemsOf(env)).toEqual([]);
+  });
+
+  it('when production names an http:// PUBLIC_BASE_URL with ALLOW_INSECURE_PUBLIC_BASE_URL=true, then it starts (a private network)', () => {
+    expect(problemsOf({ ...production, PUBLIC_BASE_URL: 'http://vanish.internal', ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' })).toEqual([]);
+  });
+
+  it('when ALLOW_INSECURE_PUBLIC_BASE_URL=true, then it relaxes nothing but PUBLIC_BASE_URL', () => {
+    expect(problemsOf({ ...production, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true', REQUIRE_HTTPS: 'false', TRUST_PROXY: 'true' }))
+      .toEqual([expect.stringMatching(/^TRUST_PROXY: refused/), expect.stringMatching(/^REQUIRE_HTTPS: refused/)]);
+  });
+});
+
+describe('the start-up warning for a TRUST_PROXY that trusts networks', () => {
+  function warningsFor(trustProxy: string, nodeEnv = 'development'): Array<{ msg: string; fields?: Record<string, unknown> }> {
+    const warnings: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
+    const logger: Logger = { ...silentLogger, warn: (msg, fields) => { warnings.push({ msg, fields }); }, child: () => logger };
+    loadGatewayConfig({ NODE_ENV: nodeEnv, LIMITER_KEY: key, REDIS_URL: 'redis://127.0.0.1:6379', TRUST_PROXY: trustProxy }, logger);
+    return warnings;
+  }
+
+  it.each(['true', '10.0.0.0/8', '10.0.0.0/255.0.0.0', '0.0.0.0/0', 'loopback, 10.0.0.0/8', 'uniquelocal', '2001:db8::/16', '::ffff:10.0.0.0/104'])(
+    'when TRUST_PROXY=%s (outside production), then it warns once, naming the value', (value) => {
+      const warnings = warningsFor(value);
+      expect(warnings).toEqual([{ msg: expect.stringMatching(/^TRUST_PROXY trusts far more than the proxy/), fields: expect.objectContaining({ trustProxy: String(parseTrustProxy(value)) }) }]);
+    });
+
+  it('when production trusts a /8, then it starts (the operator decides) but warns', () => {
+    expect(warningsFor('10.0.0.0/8', 'production')).toHaveLength(1);
+  });
+
+  it.each(['1', '2', 'loopback', 'linklocal', '10.42.7.0/24', '10.0.0.0/9', '192.0.2.10', '2001:db8::/32', '2001:db8::/64', 'false'])(
+    'when TRUST_PROXY=%s names the proxy (addresses, a narrow prefix or a hop count), then it does not warn', (value) => {
+      expect(warningsFor(value)).toEqual([]);
+    });
+
+  it('when the reasons are asked for, then each names what is wide', () => {
+    expect(trustProxyTooWide(true)).toBe('true trusts every address');
+    expect(trustProxyTooWide('192.0.2.1, 10.0.0.0/8')).toBe('10.0.0.0/8 is a /8 network');
+    expect(trustProxyTooWide('10.0.0.0/255.0.0.0')).toBe('10.0.0.0/255.0.0.0 is a /8 network');
+    expect(trustProxyTooWide(1)).toBeUndefined();
   });
 });
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { EnvReader, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
 import type { LimitPolicy } from './domain/limit-policy';
 
@@ -6,6 +7,8 @@ export interface GatewayConfig {
   port: number;
   adminPort: number;
   host: string;
+  /** ADMIN_HOST: where /healthz, /readyz and /metrics listen; HOST when unset. */
+  adminHost: string;
   notesUrl: string;
   statsUrl: string;
   mailerUrl: string;
@@ -60,12 +63,21 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
     }
   }
 
+  const trustProxy = parseTrustProxy(reader.str('TRUST_PROXY'));
+  reader.refuseInProduction('TRUST_PROXY', trustProxy === true,
+    'true believes every X-Forwarded-For, so a client picks its own address and escapes the rate limits; name the proxy (its CIDR) or a hop count');
+  const requireHttps = reader.bool('REQUIRE_HTTPS', false);
+  reader.refuseInProduction('REQUIRE_HTTPS', reader.raw('REQUIRE_HTTPS') !== undefined && !requireHttps,
+    'false serves passcodes and note links over plain http; TLS ends at the gateway or at a proxy TRUST_PROXY names');
+  const host = reader.str('HOST', '0.0.0.0');
+
   const limiterKey = loadSecretKey(reader, 'LIMITER_KEY', dataDir, logger, 'losing it only resets the rate-limit counters');
 
   const config: GatewayConfig = {
     port: reader.int('PORT', 8080, { min: 0, max: 65_535 }),
     adminPort: reader.int('ADMIN_PORT', 9080, { min: 0, max: 65_535 }),
-    host: reader.str('HOST', '0.0.0.0'),
+    host,
+    adminHost: reader.str('ADMIN_HOST', host),
     notesUrl: reader.url('NOTES_URL', 'http://127.0.0.1:8081', ['http:']),
     statsUrl: reader.url('STATS_URL', 'http://127.0.0.1:8082', ['http:']),
     mailerUrl: reader.url('MAILER_URL', 'http://127.0.0.1:8083', ['http:']),
@@ -75,17 +87,53 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
     rateLimitKeyPrefix: reader.str('RATE_LIMIT_KEY_PREFIX', 'vanish:rl'),
     policy,
     limiterKey: limiterKey ?? Buffer.alloc(32),
-    trustProxy: parseTrustProxy(reader.str('TRUST_PROXY')),
+    trustProxy,
     corsOrigins: parseOrigins(reader, reader.str('CORS_ORIGINS')),
-    requireHttps: reader.bool('REQUIRE_HTTPS', false),
-    publicBaseUrl: reader.url('PUBLIC_BASE_URL', undefined, ['http:', 'https:']),
+    requireHttps,
+    publicBaseUrl: reader.publicBaseUrl(),
     tls,
     upstreamTimeoutMs: reader.int('UPSTREAM_TIMEOUT_MS', 10_000, { min: 100, max: 300_000 }),
     logLevel: reader.oneOf<LogLevel>('LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'], 'info'),
     shutdownGraceMs: reader.int('SHUTDOWN_GRACE_MS', 10_000, { min: 0, max: 600_000 }),
   };
   reader.done();
+  const wide = trustProxyTooWide(trustProxy);
+  if (wide) {
+    logger?.warn('TRUST_PROXY trusts far more than the proxy in front of the gateway: a client behind it can pick the address it is limited by', {
+      trustProxy: String(trustProxy), reason: wide, advice: 'name only the proxy\'s own addresses (a narrow CIDR) or a hop count',
+    });
+  }
   return Object.freeze(config);
+}
+
+/** Prefixes at least this wide trust whole networks, not a proxy: IPv4 /8 and wider, IPv6 wider than /32. */
+const WIDEST_NARROW_PREFIX = { 4: 9, 6: 32 } as const;
+/** express's named ranges: loopback and link-local cannot carry a client from beyond the host or link. */
+const WIDE_NAMES: Readonly<Record<string, string>> = { uniquelocal: 'uniquelocal is 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 and fc00::/7' };
+
+/**
+ * Why a TRUST_PROXY value trusts networks rather than the proxy in front of the gateway (`true`, a
+ * prefix as wide as an IPv4 /8 or wider than an IPv6 /32, uniquelocal), or undefined when it does not.
+ */
+export function trustProxyTooWide(value: boolean | number | string): string | undefined {
+  if (value === true) return 'true trusts every address';
+  if (typeof value !== 'string') return undefined;
+  for (const entry of value.split(',').map((part) => part.trim().toLowerCase()).filter(Boolean)) {
+    if (WIDE_NAMES[entry]) return WIDE_NAMES[entry];
+    const [address = '', prefix] = entry.split('/');
+    const family = isIP(address);
+    if (family === 0 || prefix === undefined) continue;
+    let bits = isIP(prefix) === 4 ? netmaskBits(prefix) : Number(prefix);
+    const mapped = family === 6 && address.startsWith('::ffff:') && address.includes('.');
+    if (mapped) bits -= 96;
+    const limit = WIDEST_NARROW_PREFIX[mapped ? 4 : family as 4 | 6];
+    if (Number.isFinite(bits) && bits < limit) return `${entry} is a /${bits}${mapped ? ' (IPv4-mapped)' : ''} network`;
+  }
+  return undefined;
+}
+
+function netmaskBits(mask: string): number {
+  return mask.split('.').reduce((bits, octet) => bits + (Number(octet) >>> 0).toString(2).replace(/0/g, '').length, 0);
 }
 
 /** `loopback`, `10.0.0.0/8, 127.0.0.1`, a hop count such as `1`, or `true`/`false`, as express takes them. */

@@ -44,6 +44,31 @@ describe('the gateway as its own process (dist/main.js)', () => {
     }
   });
 
+  it('when TRUST_PROXY is a /8, then the first lines of its log include one JSON warning naming it, and it serves', async () => {
+    const [port, adminPort] = [await freePort(), await freePort()];
+    const gateway = await runProcess({
+      script: MAIN,
+      env: { PORT: String(port), ADMIN_PORT: String(adminPort), HOST: '127.0.0.1', LIMITER_KEY: TEST_LIMITER_KEY, NOTES_URL: notes.url, REDIS_URL: undefined, NODE_ENV: 'development', TRUST_PROXY: '10.0.0.0/8' },
+      readyUrl: `http://127.0.0.1:${adminPort}/readyz`,
+    });
+    try {
+      const lines = gateway.stdout().split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const warnings = lines.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('TRUST_PROXY trusts far more'));
+      expect(warnings).toEqual([expect.objectContaining({ level: 'warn', trustProxy: '10.0.0.0/8', reason: '10.0.0.0/8 is a /8 network' })]);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  it('when NODE_ENV=production sets TRUST_PROXY=true, then it refuses to start and names the variable', () => {
+    const env: Record<string, string | undefined> = {
+      ...process.env, NODE_ENV: 'production', PORT: '0', ADMIN_PORT: '0', LIMITER_KEY: TEST_LIMITER_KEY, REDIS_URL: 'redis://127.0.0.1:6379', TRUST_PROXY: 'true',
+    };
+    const result = spawnSync(process.execPath, [MAIN], { env, encoding: 'utf8', timeout: 10_000 });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/TRUST_PROXY: refused with NODE_ENV=production/);
+  });
+
   it('when NODE_ENV is production without REDIS_URL and LIMITER_KEY, then it refuses to start and names both', async () => {
     const env: Record<string, string | undefined> = { ...process.env, NODE_ENV: 'production', PORT: '0', ADMIN_PORT: '0' };
     for (const name of ['REDIS_URL', 'LIMITER_KEY', 'LIMITER_KEY_FILE']) delete env[name];

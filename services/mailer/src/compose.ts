@@ -120,13 +120,13 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
       lifecycle.add('delivery record purger', () => purger.stop());
 
       const app = createMailerApp({ unsubscribe, registry, logger: logger.child('mailer/http') });
-      const server = await listen(app, config.port);
+      const server = await listen(app, config.port, config.host);
       lifecycle.add('http server', () => server.close());
       const admin = await listen(createAdminApp({
         registry,
         checks: [{ name: 'database', check: () => store.ping() }],
         isDraining: () => lifecycle.isDraining,
-      }), config.adminPort);
+      }), config.adminPort, config.host);
       lifecycle.add('admin server', () => admin.close());
       started = { port: server.port, adminPort: admin.port };
       logger.info('mailer started', { port: server.port, adminPort: admin.port, transport: transport.kind, bus: bus ? 'yes' : 'none' });

@@ -50,6 +50,30 @@ describe('loadMailerConfig', () => {
     for (const name of ['DATABASE_URL', 'AMQP_URL', 'SMTP_URL', 'MAIL_KEYS', 'PUBLIC_BASE_URL']) expect(text).toContain(name);
   });
 
+  describe('PUBLIC_BASE_URL in e-mailed links', () => {
+    const production = () => ({
+      NODE_ENV: 'production', DATA_DIR: dataDir(), DATABASE_URL: 'mysql://root@127.0.0.1:3306/m', AMQP_URL: 'amqp://localhost',
+      SMTP_URL: 'smtps://u:p@mail.example.com', MAIL_KEYS: keys, PUBLIC_BASE_URL: 'https://vanish.example',
+    });
+
+    it('when NODE_ENV=production names an http:// origin, then it refuses, naming PUBLIC_BASE_URL', () => {
+      expect(() => loadMailerConfig(production())).not.toThrow();
+      expect(() => loadMailerConfig({ ...production(), PUBLIC_BASE_URL: 'http://vanish.example' })).toThrow(/^Invalid configuration:\n  - PUBLIC_BASE_URL: refused with NODE_ENV=production[^\n]*$/);
+    });
+
+    it('when the same http:// origin is given outside production, or with ALLOW_INSECURE_PUBLIC_BASE_URL=true, then it is accepted', () => {
+      const { NODE_ENV: _production, ...development } = production();
+      expect(loadMailerConfig({ ...development, PUBLIC_BASE_URL: 'http://vanish.example' }).publicBaseUrl).toBe('http://vanish.example');
+      expect(loadMailerConfig({ ...production(), PUBLIC_BASE_URL: 'http://vanish.internal', ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' }).publicBaseUrl)
+        .toBe('http://vanish.internal');
+    });
+  });
+
+  it('when HOST is set, then both ports listen there; unset, on every address', () => {
+    expect(loadMailerConfig({ DATA_DIR: dataDir(), MAIL_KEYS: keys }).host).toBe('0.0.0.0');
+    expect(loadMailerConfig({ DATA_DIR: dataDir(), MAIL_KEYS: keys, HOST: '127.0.0.1' }).host).toBe('127.0.0.1');
+  });
+
   it('when values are malformed, then every problem is reported at once', () => {
     expect(() => loadMailerConfig({ DATA_DIR: dataDir(), SMTP_URL: 'http://x', MAIL_FROM: 'A <a@b.c>', MAILER_HASH_KEY: 'c2hvcnQ=', MAIL_QUOTA_PER_HOUR: 'x' }))
       .toThrow(/SMTP_URL[\s\S]*MAIL_FROM[\s\S]*MAILER_HASH_KEY[\s\S]*MAIL_QUOTA_PER_HOUR/);

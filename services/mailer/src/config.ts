@@ -14,6 +14,8 @@ export interface MailerConfig {
   production: boolean;
   port: number;
   adminPort: number;
+  /** HOST: the address both ports listen on. */
+  host: string;
   dataDir: string;
   logLevel: LogLevel;
   publicBaseUrl: string;
@@ -70,7 +72,7 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
   const mailFrom = reader.str('MAIL_FROM', 'notes@localhost');
   if (!/^[^\s@<>"(),;:\\[\]]+@[^\s@<>"(),;:\\[\]]+$/.test(mailFrom)) reader.problem('MAIL_FROM: expected one plain address, e.g. notes@example.com');
 
-  const publicBaseUrl = reader.url('PUBLIC_BASE_URL', 'http://localhost:8080', ['http:', 'https:']).replace(/\/+$/, '');
+  const publicBaseUrl = reader.publicBaseUrl('http://localhost:8080');
   reader.requireInProduction('PUBLIC_BASE_URL', reader.raw('PUBLIC_BASE_URL'), 'links in e-mails must name the public origin');
 
   const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, logger, 'losing it loses the e-mails waiting in the queues, and quotas and unsubscribes keyed by it');
@@ -89,6 +91,7 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
     production,
     port: reader.int('PORT', 8083, { min: 0, max: 65535 }),
     adminPort: reader.int('ADMIN_PORT', 9083, { min: 0, max: 65535 }),
+    host: reader.str('HOST', '0.0.0.0'),
     dataDir,
     logLevel: reader.oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     publicBaseUrl,

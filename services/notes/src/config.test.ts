@@ -77,6 +77,18 @@ describe('loadNotesConfig', () => {
     }
   });
 
+  it('when NODE_ENV=production names an http:// PUBLIC_BASE_URL, then it is refused by name; outside production it is accepted', () => {
+    expect(problemsOf({ ...productionEnv(), PUBLIC_BASE_URL: 'http://notes.example.com' }))
+      .toEqual([expect.stringMatching(/^PUBLIC_BASE_URL: refused with NODE_ENV=production/)]);
+    const { NODE_ENV: _production, ...development } = productionEnv();
+    expect(loadNotesConfig({ ...development, PUBLIC_BASE_URL: 'http://notes.example.com' }).publicBaseUrl).toBe('http://notes.example.com');
+  });
+
+  it('when NODE_ENV=production has an http:// PUBLIC_BASE_URL with ALLOW_INSECURE_PUBLIC_BASE_URL=true (a private network), then it starts', () => {
+    const config = loadNotesConfig({ ...productionEnv(), PUBLIC_BASE_URL: 'http://notes.internal', ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' });
+    expect(config.publicBaseUrl).toBe('http://notes.internal');
+  });
+
   it('when NODE_ENV=production names a SQLite database, then it is refused', () => {
     expect(problemsOf({ ...productionEnv(), DATABASE_URL: 'sqlite:/data/notes.db' })).toEqual([expect.stringMatching(/^DATABASE_URL: required with NODE_ENV=production/)]);
   });

@@ -61,9 +61,8 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     reader.problem('DATABASE_URL: expected mysql://user:pass@host:port/db or sqlite:PATH');
   }
 
-  const rawBaseUrl = reader.url('PUBLIC_BASE_URL', 'http://localhost:8080', ['http:', 'https:']);
+  const publicBaseUrl = reader.publicBaseUrl('http://localhost:8080');
   reader.requireInProduction('PUBLIC_BASE_URL', reader.raw('PUBLIC_BASE_URL'), 'the origin of shareable links');
-  const publicBaseUrl = rawBaseUrl.replace(/\/+$/, '');
 
   const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'events and mail commands are relayed to RabbitMQ; without it the outbox only grows');
