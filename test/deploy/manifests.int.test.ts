@@ -224,9 +224,10 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
   it('when Deployments mount Secrets, then each service mounts only its own, and its own holds only the values it uses', () => {
     const template = secretTemplate();
     for (const service of SERVICES) {
-      const spec = find(objects, 'Deployment', service).spec.template.spec;
+      const deployment = find(objects, 'Deployment', service);
+      const spec = deployment.spec.template.spec;
       const names = new Set<string>();
-      for (const container of containersOf({ spec: { template: { spec } } } as K8sObject)) {
+      for (const container of containersOf(deployment)) {
         for (const source of container.envFrom ?? []) if (source.secretRef) names.add(source.secretRef.name);
         for (const item of container.env ?? []) if (item.valueFrom?.secretKeyRef) names.add(item.valueFrom.secretKeyRef.name);
       }
