@@ -137,11 +137,17 @@ describe('docker-compose.yml', () => {
     expect(compose.services.mysql.volumes).toContain('./deploy/compose/mysql-init:/docker-entrypoint-initdb.d:ro');
   });
 
-  it('when a service talks to RabbitMQ, then it uses the user and password the broker is started with', () => {
-    const { RABBITMQ_DEFAULT_USER: user, RABBITMQ_DEFAULT_PASS: pass } = compose.services.rabbitmq.environment;
+  it('when a service talks to RabbitMQ, then it uses a user of its own, defined with that password in the definitions the broker loads', () => {
+    expect(compose.services.rabbitmq.volumes).toEqual(expect.arrayContaining([
+      './deploy/compose/rabbitmq/20-vanish.conf:/etc/rabbitmq/conf.d/20-vanish.conf:ro',
+      './deploy/compose/dev-only/rabbitmq-definitions.json:/etc/rabbitmq/vanish-definitions.json:ro',
+    ]));
+    expect(readText('deploy/compose/rabbitmq/20-vanish.conf')).toMatch(/^load_definitions = \/etc\/rabbitmq\/vanish-definitions\.json$/m);
+    const users = (JSON.parse(readText('deploy/compose/dev-only/rabbitmq-definitions.json')) as { users: Array<{ name: string; password: string }> }).users;
     for (const service of ['notes', 'stats', 'mailer']) {
       const url = new URL(composeEnv(compose, service).AMQP_URL!);
-      expect([url.username, decodeURIComponent(url.password)]).toEqual([user, pass]);
+      expect(url.username).toBe(service);
+      expect(users.find((u) => u.name === service)?.password).toBe(decodeURIComponent(url.password));
     }
   });
 

@@ -176,6 +176,80 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
     }
   });
 
+  it('when NetworkPolicies are rendered, then egress is denied by default and each service reaches only DNS and what it uses', () => {
+    const policies = byKind(objects, 'NetworkPolicy');
+    const labels = podLabels(objects);
+    const podsOf = (service: string) => find(objects, 'Deployment', service).spec.template.metadata.labels as Labels;
+    const egressPolicies = policies.filter((p) => (p.spec.policyTypes ?? []).includes('Egress'));
+    const denyAll = egressPolicies.filter((p) => (p.spec.egress ?? []).length === 0);
+    for (const service of SERVICES) expect({ service, denied: denyAll.some((p) => matches(p.spec.podSelector.matchLabels, podsOf(service))) }).toEqual({ service, denied: true });
+    for (const policy of egressPolicies) {
+      for (const rule of policy.spec.egress ?? []) {
+        for (const peer of rule.to ?? []) {
+          if (peer.podSelector && !peer.namespaceSelector) {
+            expect({ policy: policy.metadata.name, peerExists: labels.some((l) => matches(peer.podSelector.matchLabels, l)) }).toEqual({ policy: policy.metadata.name, peerExists: true });
+          }
+        }
+      }
+    }
+    /** Every (port/protocol, peer) a Deployment's pods may reach. */
+    const allowedOut = (service: string) => egressPolicies
+      .filter((p) => matches(p.spec.podSelector.matchLabels, podsOf(service)))
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      .flatMap((p) => (p.spec.egress ?? []).flatMap((rule: any) => (rule.ports ?? [{ port: 'any' }]).flatMap((port: { port: number | string; protocol?: string }) =>
+        (rule.to ?? [{ anywhere: true }]).map((peer: unknown) => ({ port: `${port.port}/${port.protocol ?? 'TCP'}`, peer: JSON.stringify(peer) })))));
+    const dns = JSON.stringify({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } });
+    const pods = (name: string) => JSON.stringify({ podSelector: { matchLabels: { 'app.kubernetes.io/name': name } } });
+    const database = ['3306/TCP'];
+    const broker = ['5671/TCP', '5672/TCP'];
+    const smtp = ['465/TCP', '587/TCP', '25/TCP', ...(overlay === 'dev' ? ['1025/TCP'] : [])];
+    const expected: Record<string, string[]> = {
+      gateway: ['8081/TCP', '8082/TCP', '8083/TCP', '6379/TCP', '6380/TCP'],
+      notes: [...database, ...broker],
+      stats: [...database, ...broker],
+      mailer: [...database, ...broker, ...smtp],
+    };
+    for (const service of SERVICES) {
+      const allowed = allowedOut(service);
+      expect(allowed.some((a) => a.port.startsWith('any'))).toBe(false);
+      expect({ service, ports: [...new Set(allowed.map((a) => a.port))].sort() }).toEqual({ service, ports: ['53/TCP', '53/UDP', ...expected[service]!].sort() });
+      expect([...new Set(allowed.filter((a) => a.port.startsWith('53/')).map((a) => a.peer))]).toEqual([dns]);
+      for (const other of SERVICES.filter((o) => o !== 'gateway')) {
+        const peers = [...new Set(allowed.filter((a) => a.port === `${PORTS[other].port}/TCP`).map((a) => a.peer))];
+        expect({ service, other, peers }).toEqual({ service, other, peers: service === 'gateway' ? [pods(other)] : [] });
+      }
+      if (overlay === 'dev' && service === 'mailer') expect(allowed.filter((a) => a.port === '1025/TCP').map((a) => a.peer)).toEqual([pods('mailpit')]);
+    }
+  });
+
+  it('when Deployments mount Secrets, then each service mounts only its own, and its own holds only the values it uses', () => {
+    const template = secretTemplate();
+    for (const service of SERVICES) {
+      const deployment = find(objects, 'Deployment', service);
+      const spec = deployment.spec.template.spec;
+      const names = new Set<string>();
+      for (const container of containersOf(deployment)) {
+        for (const source of container.envFrom ?? []) if (source.secretRef) names.add(source.secretRef.name);
+        for (const item of container.env ?? []) if (item.valueFrom?.secretKeyRef) names.add(item.valueFrom.secretKeyRef.name);
+      }
+      for (const volume of spec.volumes ?? []) {
+        if (volume.secret) names.add(volume.secret.secretName);
+        for (const projected of volume.projected?.sources ?? []) if (projected.secret) names.add(projected.secret.name);
+      }
+      expect({ service, mounts: [...names].map((n) => n.replace(/-[a-z0-9]{10}$/, '')) }).toEqual({ service, mounts: expect.arrayContaining([`${service}-secrets`]) });
+      for (const name of names) expect({ service, secret: name, own: name.startsWith(`${service}-`) }).toEqual({ service, secret: name, own: true });
+    }
+    const keys = (name: string) => Object.keys(template[name]!).sort();
+    expect(keys('gateway-secrets')).toEqual(['LIMITER_KEY', 'REDIS_URL']);
+    expect(keys('notes-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'LOOKUP_KEY', 'MAIL_KEYS', 'MASTER_KEYS']);
+    expect(keys('stats-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL']);
+    expect(keys('mailer-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'MAILER_HASH_KEY', 'MAIL_KEYS', 'SMTP_URL']);
+    for (const service of ['notes', 'stats', 'mailer']) {
+      expect(new URL(template[`${service}-secrets`]!.AMQP_URL!).username).toBe(service);
+      expect(new URL(template[`${service}-secrets`]!.DATABASE_URL!).username).toBe(`vanish_${service}`);
+    }
+  });
+
   it('when the Ingress is rendered, then it terminates TLS, routes only to the gateway and keeps note links out of its access log', () => {
     const [ingress] = byKind(objects, 'Ingress');
     expect(ingress!.spec.tls[0].secretName).toBe('vanish-tls');

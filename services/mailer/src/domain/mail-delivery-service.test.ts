@@ -74,7 +74,7 @@ describe('MailDeliveryService', () => {
   it('when a recipient reached its hourly quota, then further e-mails are not sent and counted, and an hour later they are', async () => {
     const { service, transport, counts, clock } = setup({ perHour: 2 });
     await service.deliver('a', linkCommand());
-    await service.deliver('b', notification('ALICE@example.com '));
+    await service.deliver('b', linkCommand('ALICE@example.com '));
     await expect(service.deliver('c', linkCommand())).resolves.toEqual({ status: 'over_quota' });
     expect(transport.sent).toHaveLength(2);
     expect(counts.quota).toBe(1);
@@ -82,6 +82,17 @@ describe('MailDeliveryService', () => {
     expect(counts.quota).toBe(1);
     clock.advance(3_600_001);
     await expect(service.deliver('d', linkCommand())).resolves.toEqual({ status: 'sent' });
+  });
+
+  it('when ten link e-mails went to an address, then a read notification to it is still sent, and each kind stops at its own quota', async () => {
+    const { service, transport, counts } = setup({ perHour: 10 });
+    for (let i = 0; i < 10; i += 1) await expect(service.deliver(`link-${i}`, linkCommand())).resolves.toEqual({ status: 'sent' });
+    await expect(service.deliver('link-10', linkCommand())).resolves.toEqual({ status: 'over_quota' });
+    await expect(service.deliver('read-0', notification('Alice@Example.com'))).resolves.toEqual({ status: 'sent' });
+    expect(transport.sent.map((e) => e.to)).toHaveLength(11);
+    for (let i = 1; i < 10; i += 1) await expect(service.deliver(`read-${i}`, notification())).resolves.toEqual({ status: 'sent' });
+    await expect(service.deliver('read-10', notification())).resolves.toEqual({ status: 'over_quota' });
+    expect(counts.quota).toBe(2);
   });
 
   it('when a recipient reached its daily quota, then nothing more is sent that day', async () => {

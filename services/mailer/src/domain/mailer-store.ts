@@ -28,7 +28,8 @@ export type BeginDeliveryResult =
 export interface MailerStore {
   /**
    * Atomically (per address, across replicas): look up the command; if new, check suppression
-   * and the hour/day quota and reserve one e-mail of the quota for it.
+   * and the hour/day quota of the address for this kind of e-mail (each kind counts apart, so link
+   * e-mails to an address never use up its read notifications) and reserve one e-mail of it.
    */
   beginDelivery(input: BeginDeliveryInput): Promise<BeginDeliveryResult>;
   /** Recorded right after the SMTP server accepted the e-mail. */

@@ -1,3 +1,4 @@
+import type { MailKind } from '../../src/domain/mail-command';
 import type { MailerStore } from '../../src/domain/mailer-store';
 
 export interface StoreHarness {
@@ -18,8 +19,8 @@ export function mailerStoreContract(name: string, open: () => Promise<StoreHarne
     beforeEach(async () => { h = await open(); });
     afterEach(async () => { await close(); });
 
-    const begin = (store: MailerStore, commandId: string, addressHash: string, now = T0, perHour = 2, perDay = 3) =>
-      store.beginDelivery({ commandId, addressHash, kind: 'link', now, quotaPerHour: perHour, quotaPerDay: perDay });
+    const begin = (store: MailerStore, commandId: string, addressHash: string, now = T0, perHour = 2, perDay = 3, kind: MailKind = 'link') =>
+      store.beginDelivery({ commandId, addressHash, kind, now, quotaPerHour: perHour, quotaPerDay: perDay });
 
     it('when a command is new, then it is reserved; when it comes back, then it is the same delivery with one more attempt', async () => {
       await expect(begin(h.store, 'c1', H(1))).resolves.toEqual({ decision: 'send', attempts: 1, firstAttemptAt: T0 });
@@ -46,6 +47,26 @@ export function mailerStoreContract(name: string, open: () => Promise<StoreHarne
       await expect(begin(h.store, 'x', H(2), at(2000))).resolves.toMatchObject({ decision: 'send' });
       await expect(begin(h.store, 'd', H(1), at(HOUR + 1))).resolves.toMatchObject({ decision: 'send' });
       await expect(begin(h.store, 'e', H(1), at(2 * HOUR + 1))).resolves.toEqual({ decision: 'over_quota' });
+    });
+
+    it('when ten link e-mails went to an address, then its read notification is still reserved, and each kind is limited on its own', async () => {
+      for (let i = 0; i < 10; i += 1) {
+        await expect(begin(h.store, `link-${i}`, H(3), at(i), 10, 50, 'link')).resolves.toMatchObject({ decision: 'send' });
+      }
+      await expect(begin(h.store, 'link-10', H(3), at(20), 10, 50, 'link')).resolves.toEqual({ decision: 'over_quota' });
+      await expect(begin(h.store, 'read-0', H(3), at(30), 10, 50, 'notification')).resolves.toMatchObject({ decision: 'send' });
+      for (let i = 1; i < 10; i += 1) {
+        await expect(begin(h.store, `read-${i}`, H(3), at(30 + i), 10, 50, 'notification')).resolves.toMatchObject({ decision: 'send' });
+      }
+      await expect(begin(h.store, 'read-10', H(3), at(50), 10, 50, 'notification')).resolves.toEqual({ decision: 'over_quota' });
+      await expect(begin(h.store, 'read-x', H(4), at(60), 10, 50, 'notification')).resolves.toMatchObject({ decision: 'send' });
+    });
+
+    it('when an address used its daily quota of one kind, then the other kind is still reserved that day', async () => {
+      await begin(h.store, 'l1', H(5), T0, 1, 2, 'link');
+      await begin(h.store, 'l2', H(5), at(HOUR + 1), 1, 2, 'link');
+      await expect(begin(h.store, 'l3', H(5), at(2 * HOUR + 2), 1, 2, 'link')).resolves.toEqual({ decision: 'over_quota' });
+      await expect(begin(h.store, 'n1', H(5), at(2 * HOUR + 3), 1, 2, 'notification')).resolves.toMatchObject({ decision: 'send' });
     });
 
     it('when an address is suppressed, then nothing new is reserved for it, and a reserved retry is stopped', async () => {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { MailKind } from '../../domain/mail-command';
 import type { BeginDeliveryInput, BeginDeliveryResult, DeliveryState, MailerStore } from '../../domain/mailer-store';
 
 const HOUR = 3_600_000;
@@ -13,9 +14,9 @@ interface DeliveryRow {
 }
 
 /**
- * MailerStore on knex (MariaDB/MySQL or SQLite). The quota check is serialised per address by
- * locking that address's recipients row first (an upsert takes the row's write lock), so replicas
- * sharing the database can never both take the last e-mail of a quota.
+ * MailerStore on knex (MariaDB/MySQL or SQLite). The quota check (one quota per address and kind)
+ * is serialised per address by locking that address's recipients row first (an upsert takes the
+ * row's write lock), so replicas sharing the database can never both take the last e-mail of a quota.
  */
 export class KnexMailerStore implements MailerStore {
   constructor(private readonly knex: Knex) {}
@@ -61,8 +62,8 @@ export class KnexMailerStore implements MailerStore {
       return { decision: 'suppressed' };
     }
     const [hour, day] = await Promise.all([
-      this.countSince(trx, input.addressHash, now - HOUR),
-      this.countSince(trx, input.addressHash, now - 24 * HOUR),
+      this.countSince(trx, input.addressHash, input.kind, now - HOUR),
+      this.countSince(trx, input.addressHash, input.kind, now - 24 * HOUR),
     ]);
     if (hour >= input.quotaPerHour || day >= input.quotaPerDay) {
       await record('over_quota', false);
@@ -72,9 +73,10 @@ export class KnexMailerStore implements MailerStore {
     return { decision: 'send', attempts: 1, firstAttemptAt: input.now };
   }
 
-  private async countSince(trx: Knex.Transaction, addressHash: string, since: number): Promise<number> {
+  /** Each kind has its own quota: link e-mails to an address must not silence its read notifications. */
+  private async countSince(trx: Knex.Transaction, addressHash: string, kind: MailKind, since: number): Promise<number> {
     const row = await trx(DELIVERIES)
-      .where({ address_hash: addressHash, counted: true })
+      .where({ address_hash: addressHash, kind, counted: true })
       .andWhere('created_at', '>', since)
       .count({ n: '*' })
       .first();

@@ -1,7 +1,9 @@
+import type { MailKind } from '../../domain/mail-command';
 import type { BeginDeliveryInput, BeginDeliveryResult, DeliveryState, MailerStore } from '../../domain/mailer-store';
 
 interface Delivery {
   addressHash: string;
+  kind: MailKind;
   state: DeliveryState;
   counted: boolean;
   attempts: number;
@@ -31,12 +33,12 @@ export class FakeMailerStore implements MailerStore {
       return { decision: 'send', attempts: existing.attempts, firstAttemptAt: new Date(existing.createdAt) };
     }
     const record = (state: DeliveryState, counted: boolean) =>
-      this.deliveries.set(input.commandId, { addressHash: input.addressHash, state, counted, attempts: 1, createdAt: now });
+      this.deliveries.set(input.commandId, { addressHash: input.addressHash, kind: input.kind, state, counted, attempts: 1, createdAt: now });
     if (this.suppressed.has(input.addressHash)) {
       record('suppressed', false);
       return { decision: 'suppressed' };
     }
-    const counted = [...this.deliveries.values()].filter((d) => d.addressHash === input.addressHash && d.counted);
+    const counted = [...this.deliveries.values()].filter((d) => d.addressHash === input.addressHash && d.kind === input.kind && d.counted);
     const lastHour = counted.filter((d) => d.createdAt > now - HOUR).length;
     const lastDay = counted.filter((d) => d.createdAt > now - 24 * HOUR).length;
     if (lastHour >= input.quotaPerHour || lastDay >= input.quotaPerDay) {
