@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # TEST TOOLING ONLY (never part of what users build): makes a local image named
-# docker.io/library/node:20-bookworm-slim on a machine that cannot pull from a registry
-# (see ../shared/CONTAINERS.md). Users pull the official image; this stands in for it in CI here.
+# docker.io/library/node:24-bookworm-slim on a machine that cannot pull from a registry
+# (docs/operations.md, "Images"). Users pull the official image; this stands in for it in CI here.
 #
 # It builds Debian bookworm minbase with debootstrap, adds this machine's own node and npm, and the
 # `node` user (uid/gid 1000) that the official image has. It also writes podman's containers.conf
@@ -10,7 +10,7 @@
 # Idempotent: does nothing when the image already exists (FORCE=1 rebuilds).
 set -euo pipefail
 
-IMAGE=docker.io/library/node:20-bookworm-slim
+IMAGE=docker.io/library/node:24-bookworm-slim
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 if [ ! -f /etc/containers/containers.conf ]; then
@@ -38,6 +38,11 @@ debootstrap --variant=minbase bookworm "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.l
   || { tail -30 "$WORK/debootstrap.log"; exit 1; }
 
 NODE_BIN=$(command -v node)
+# The Dockerfiles pin Node 24: a stand-in with another major would test something users never run.
+case "$("$NODE_BIN" -v)" in
+  v24.*) ;;
+  *) echo "container-base-image.sh: $NODE_BIN is $("$NODE_BIN" -v), not Node 24 (.ci/run puts Node 24 first on PATH)" >&2; exit 1 ;;
+esac
 NODE_MODULES=$(npm root -g)  # .../lib/node_modules
 install -D -m 0755 "$NODE_BIN" "$ROOTFS/usr/local/bin/node"
 mkdir -p "$ROOTFS/usr/local/lib/node_modules"

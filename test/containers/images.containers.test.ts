@@ -5,7 +5,7 @@
 // each container runs as a non-root user and stops within 5 s of SIGTERM.
 //
 // On these machines podman needs a locally made base image and the certificate bundle for `npm ci`
-// (../shared/CONTAINERS.md): scripts/container-base-image.sh makes the former, the build mounts the
+// (docs/operations.md, "Images"): scripts/container-base-image.sh makes the former, the build mounts the
 // latter. `--network host` because RabbitMQ's guest account only accepts loopback.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,6 +20,8 @@ import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SERVICES = ['notes', 'stats', 'mailer', 'gateway'] as const;
+// Made by scripts/container-base-image.sh from this machine's Node 24 (no registry here to pull the pinned image).
+const BASE_IMAGE_STAND_IN = 'docker.io/library/node:24-bookworm-slim';
 type Service = (typeof SERVICES)[number];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const PROM_CLIENT_DEFAULT_LINT = ['active_handles', 'active_requests', 'active_resources']
@@ -67,14 +69,15 @@ describe('the four images, built with podman and run as containers', () => {
 
   beforeAll(async () => {
     await run('podman', ['--version']).catch(() => {
-      throw new Error('podman is not installed: apt-get install -y podman runc (see ../shared/CONTAINERS.md)');
+      throw new Error('podman is not installed: apt-get install -y podman runc catatonit (docs/testing.md)');
     });
     await requireService('mariadb');
     await requireService('rabbitmq');
     await requireService('redis');
     scratch = mkdtempSync(path.join(tmpdir(), 'vanish-containers-'));
 
-    // 1. The base image (test tooling: a local stand-in for the official node:20-bookworm-slim).
+    // 1. The base image (test tooling: a local stand-in for the official node:24-bookworm-slim, which the
+    //    Dockerfiles pin by digest; the stand-in is passed as NODE_IMAGE).
     await must('bash', [path.join(ROOT, 'scripts/container-base-image.sh')], { timeoutMs: 10 * 60_000 });
 
     // 2. The four images, exactly as a user builds them, plus the machine's CA bundle for npm.
@@ -85,6 +88,7 @@ describe('the four images, built with podman and run as containers', () => {
         'build', '--format', 'docker',
         '-v', '/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro',
         '-v', `${npmrc}:/usr/local/etc/npmrc:ro`,
+        '--build-arg', `NODE_IMAGE=${BASE_IMAGE_STAND_IN}`,
         '-t', image(service), '-f', `services/${service}/Dockerfile`, '.',
       ], { timeoutMs: 15 * 60_000 });
     }
@@ -151,6 +155,8 @@ describe('the four images, built with podman and run as containers', () => {
       expect(Number((await must('podman', ['exec', containerName(service), 'node', '-p', nursery])).trim())).toBeLessThanOrEqual(16 * 1024 * 1024);
       expect(config.Healthcheck?.Test.join(' ')).toContain('/healthz');
       expect((await must('podman', ['exec', containerName(service), 'id', '-u'])).trim()).toBe('1000');
+      // The supported runtime (Node 20 reached its end of life in April 2026).
+      expect((await must('podman', ['exec', containerName(service), 'node', '--version'])).trim()).toMatch(/^v24\./);
       // Production dependencies only: no test-only native module, no compiler, no test runner.
       const modules = await must('podman', ['exec', containerName(service), 'ls', '/app/node_modules']);
       expect(modules.split('\n')).not.toEqual(expect.arrayContaining(['better-sqlite3', 'typescript', 'jest']));

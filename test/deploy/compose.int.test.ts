@@ -187,12 +187,16 @@ describe('docker-compose.yml', () => {
 });
 
 describe('Dockerfiles', () => {
-  it.each(SERVICES)('when services/%s/Dockerfile is read, then it builds in two stages from node:20-bookworm-slim and runs node as a non-root user', (service) => {
+  it.each(SERVICES)('when services/%s/Dockerfile is read, then it builds in two stages from Node 24 pinned by digest and runs node as a non-root user', (service) => {
     const text = readText(`services/${service}/Dockerfile`);
+    // The base image is pinned by digest (an ARG only so that tests without a registry can pass a stand-in).
+    expect(text).toMatch(/^ARG NODE_IMAGE=node:24-bookworm-slim@sha256:[0-9a-f]{64}$/m);
     const froms = [...text.matchAll(/^FROM (\S+)(?: AS (\w+))?/gm)].map((m) => [m[1], m[2]]);
-    expect(froms).toEqual([['node:20-bookworm-slim', 'build'], ['node:20-bookworm-slim', 'runtime']]);
+    expect(froms).toEqual([['${NODE_IMAGE}', 'build'], ['${NODE_IMAGE}', 'runtime']]);
     const runtime = text.slice(text.lastIndexOf('FROM '));
     expect(text).toMatch(/npm ci --ignore-scripts/);
+    // npm ci only: no fallback to `npm install`, which could drift from the lockfile.
+    expect(text).not.toMatch(/npm install/);
     expect(runtime).toContain(`npm ci --omit=dev --ignore-scripts --workspace services/${service}`);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/NODE_ENV=production/);
