@@ -43,7 +43,9 @@ case "$("$NODE_BIN" -v)" in
   v24.*) ;;
   *) echo "container-base-image.sh: $NODE_BIN is $("$NODE_BIN" -v), not Node 24 (.ci/run puts Node 24 first on PATH)" >&2; exit 1 ;;
 esac
-NODE_MODULES=$(npm root -g)  # .../lib/node_modules
+# npm's own folder, wherever it is installed (`npm root -g` would name the running node's prefix, where
+# .ci/run's Node 24 has no npm).
+NODE_MODULES=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")")  # .../lib/node_modules
 install -D -m 0755 "$NODE_BIN" "$ROOTFS/usr/local/bin/node"
 mkdir -p "$ROOTFS/usr/local/lib/node_modules"
 cp -a "$NODE_MODULES/npm" "$ROOTFS/usr/local/lib/node_modules/npm"
