@@ -1,5 +1,5 @@
 import { createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { ENVELOPE_MAX_LENGTH, fromBase64Url, isKeyCheck, keyCheck, newKey, open, parseEnvelope, parseKey, seal, toBase64Url } from './envelope';
+import { ENVELOPE_MAX_LENGTH, fromBase64Url, isKeyCheck, keyCheck, newKey, open, parseEnvelope, parseKey, seal, toBase64Url } from '../envelope';
 
 describe('the note envelope (DECISIONS 13)', () => {
   it('when a text is sealed and opened with its key, then the same text comes back, emoji and all', async () => {

@@ -1,4 +1,5 @@
 import { ValidationError, type ExpiryType } from '@vanish/common';
+import { ENVELOPE_MAX_LENGTH, isKeyCheck, parseEnvelope } from '@vanish/envelope';
 import type { CreateNoteInput } from './notes';
 
 /**
@@ -70,6 +71,40 @@ function content(body: Body): string {
   return value;
 }
 
+/**
+ * DECISIONS 13: `client_encrypted: true` means the writer's machine sealed the text; content is then the
+ * envelope (the 10,000 code points were the writer's limit before sealing) and key_check is required.
+ * Absent, null or false: a 1.2.0 request, answered exactly as before.
+ */
+function clientEncrypted(body: Body): boolean {
+  const value = field(body, 'client_encrypted');
+  if (value === undefined || value === null || value === false) return false;
+  if (value !== true) fail('INVALID_CONTENT', 'client_encrypted', 'client_encrypted must be true or false');
+  return true;
+}
+
+function envelope(body: Body): string {
+  const value = field(body, 'content');
+  if (typeof value !== 'string' || value.trim() === '') {
+    fail('INVALID_CONTENT', 'content', 'content is required and must be a non-empty string');
+  }
+  if (value.length > ENVELOPE_MAX_LENGTH) {
+    fail('CONTENT_TOO_LONG', 'content', `an encrypted content must be at most ${ENVELOPE_MAX_LENGTH} characters`);
+  }
+  if (!parseEnvelope(value)) {
+    fail('INVALID_CONTENT', 'content', 'with client_encrypted, content must be a vz1 envelope (vz1.<iv>.<ciphertext>, base64url)');
+  }
+  return value;
+}
+
+function keyCheck(body: Body): string {
+  const value = field(body, 'key_check');
+  if (!isKeyCheck(value)) {
+    fail('INVALID_KEY_CHECK', 'key_check', 'with client_encrypted, key_check must be base64url(HMAC-SHA-256(key, "vanish key check v1")), 43 characters');
+  }
+  return value;
+}
+
 function expiryType(body: Body): ExpiryType {
   const value = field(body, 'expiry_type');
   if (value === undefined || value === null) return 'view';
@@ -117,8 +152,10 @@ export function validateCreateNote(body: unknown): CreateNoteInput {
     fail('INVALID_JSON', null, 'Request body must be a JSON object');
   }
   const input = body as Body;
+  const sealedByWriter = clientEncrypted(input);
   return {
-    content: content(input),
+    content: sealedByWriter ? envelope(input) : content(input),
+    keyCheck: sealedByWriter ? keyCheck(input) : null,
     expiryType: expiryType(input),
     expiryHours: integer(input, 'expiry_time', EXPIRY_HOURS_MIN, EXPIRY_HOURS_MAX, EXPIRY_HOURS_DEFAULT, 'INVALID_EXPIRY_TIME'),
     maxViews: integer(input, 'max_views', MAX_VIEWS_MIN, MAX_VIEWS_MAX, MAX_VIEWS_DEFAULT, 'INVALID_MAX_VIEWS'),

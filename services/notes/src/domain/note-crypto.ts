@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, randomBytes, randomUUID, scrypt } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import { InternalError, aeadOpen, aeadSeal, type KeyRing } from '@vanish/common';
 
 /**
@@ -19,9 +19,11 @@ const SALT_BYTES = 16;
 const KEY_BYTES = 32;
 const CHECK_PLAINTEXT = Buffer.from('vanish.note-check.v1', 'utf8');
 const HKDF_INFO = 'vanish.note-key.v1';
+/** The key_check is sealed under a key of the uuid alone, so that a wrong fragment is told apart before any passcode. */
+const KEY_CHECK_HKDF_INFO = 'vanish.note-key-check.v1';
 const AAD_PREFIX = 'vanish.note.v1';
 
-export type SealedField = 'check' | 'content' | 'email';
+export type SealedField = 'check' | 'content' | 'email' | 'key_check';
 
 /** What the store keeps of a note's secrets: no uuid, no passcode, nothing in clear. */
 export interface SealedNote {
@@ -36,12 +38,16 @@ export interface SealedNote {
   checkBox: Buffer;
   contentBox: Buffer;
   emailBox: Buffer | null;
+  /** DECISIONS 13: the sealed proof of the fragment key, for a note sealed by its writer; else null. */
+  keyCheckBox?: Buffer | null;
 }
 
 export interface NoteSecrets {
   content: string;
   passcode: string | null;
   notificationEmail: string | null;
+  /** DECISIONS 13: base64url(HMAC-SHA-256(K, ...)) from the writer, when the writer sealed the text. */
+  keyCheck?: string | null;
 }
 
 /** The row's sealed fields opened with the right note key. */
@@ -118,7 +124,29 @@ export class NoteCrypto {
       emailBox: secrets.notificationEmail !== null
         ? aeadSeal(key, Buffer.from(secrets.notificationEmail, 'utf8'), aad('email'))
         : null,
+      keyCheckBox: secrets.keyCheck
+        ? aeadSeal(this.keyCheckKey(master.material, uuid, salt), Buffer.from(secrets.keyCheck, 'base64url'), aad('key_check'))
+        : null,
     };
+  }
+
+  /**
+   * DECISIONS 13: true when `given` is the key_check the writer stored (a constant-time compare after
+   * opening the sealed one). Needs only the uuid, so a wrong fragment is refused before any passcode
+   * work and counts toward no lock-out. A box that does not open is an integrity error.
+   */
+  matchesKeyCheck(uuid: string, given: string, sealed: SealedNote): boolean {
+    if (!sealed.keyCheckBox) return true;
+    const master = this.masterKeys.find(sealed.keyId);
+    if (!master) throw new NoteIntegrityError(`master key "${sealed.keyId}" is not in the key ring`);
+    let stored: Buffer;
+    try {
+      stored = aeadOpen(this.keyCheckKey(master.material, uuid, sealed.salt), sealed.keyCheckBox, associatedData('key_check', sealed.lookup, sealed.keyId));
+    } catch (err) {
+      throw new NoteIntegrityError('the key check does not open', err);
+    }
+    const offered = Buffer.from(given, 'base64url');
+    return offered.length === stored.length && timingSafeEqual(offered, stored);
   }
 
   /**
@@ -161,6 +189,10 @@ export class NoteCrypto {
     } catch {
       return false;
     }
+  }
+
+  private keyCheckKey(master: Buffer, uuid: string, salt: Buffer): Buffer {
+    return Buffer.from(hkdfSync('sha256', Buffer.concat([master, Buffer.from(uuid.toLowerCase(), 'utf8')]), salt, KEY_CHECK_HKDF_INFO, KEY_BYTES));
   }
 
   private async noteKey(master: Buffer, uuid: string, salt: Buffer, kdf: string | null, passcode: string | null): Promise<Buffer> {

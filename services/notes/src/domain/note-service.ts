@@ -65,7 +65,8 @@ export class NoteService implements NotesApi {
     const expiresAt = new Date(now.getTime() + (input.expiryType === 'view' ? this.retentionMs : input.expiryHours * HOUR_MS));
     const maxViews = input.expiryType === 'time' ? TIME_NOTE_MAX_VIEWS : input.maxViews;
     const passcode = input.passcode === '' ? null : input.passcode;
-    const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: input.notificationEmail });
+    const keyCheck = input.keyCheck ?? null;
+    const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: input.notificationEmail, keyCheck });
     const note: NoteRecord = {
       ...sealed,
       noteRef: this.crypto.newNoteRef(),
@@ -88,6 +89,8 @@ export class NoteService implements NotesApi {
         expires_at: formatTimestamp(expiresAt),
         max_views: maxViews,
         created_at: formatTimestamp(now),
+        // DECISIONS 13: the server never had the key, so the mail carries the link without it.
+        ...(keyCheck !== null ? { key_separately: true } : {}),
       }, now));
     }
     await this.store.insertNew(note, messages);
@@ -100,6 +103,7 @@ export class NoteService implements NotesApi {
     if (!note) throw new NoteNotFoundError();
     return {
       hasPasscode: note.hasPasscode,
+      clientEncrypted: Boolean(note.keyCheckBox),
       expiryType: note.expiryType,
       expiresAt: note.expiresAt,
       maxViews: note.maxViews,
@@ -108,10 +112,15 @@ export class NoteService implements NotesApi {
     };
   }
 
-  async reveal(uuid: string, passcode: string | null): Promise<RevealResult> {
+  async reveal(uuid: string, passcode: string | null, keyCheck: string | null = null): Promise<RevealResult> {
     const lookup = this.crypto.lookup(uuid);
     const note = await this.store.findActive(lookup, this.clock.now());
     if (!note) return { outcome: 'not_found' };
+    // DECISIONS 13: no view, no passcode work and no lock-out count without proof of the fragment key.
+    const clientEncrypted = Boolean(note.keyCheckBox);
+    if (clientEncrypted && (keyCheck === null || !this.crypto.matchesKeyCheck(uuid, keyCheck, sealedOf(note)))) {
+      return { outcome: 'key_required' };
+    }
     const given = passcode === '' ? null : passcode;
     // Decrypt first: a tampered row throws here, before anything is counted.
     const opened = await this.crypto.open(uuid, given, sealedOf(note));
@@ -122,7 +131,7 @@ export class NoteService implements NotesApi {
     }
     const claimed = await this.claimView(lookup, opened.note.notificationEmail);
     if (!claimed) return { outcome: 'not_found' };
-    return { outcome: 'revealed', content: opened.note.content, ...claimed };
+    return { outcome: 'revealed', content: opened.note.content, clientEncrypted, ...claimed };
   }
 
   async takedown(uuid: string): Promise<boolean> {
@@ -201,5 +210,6 @@ function sealedOf(note: NoteRecord): SealedNote {
     checkBox: note.checkBox,
     contentBox: note.contentBox,
     emailBox: note.emailBox,
+    keyCheckBox: note.keyCheckBox ?? null,
   };
 }

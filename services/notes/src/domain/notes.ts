@@ -5,7 +5,10 @@ import type { ExpiryType } from '@vanish/common';
  * Times are Dates (UTC); the HTTP layer formats them.
  */
 export interface CreateNoteInput {
+  /** The text, or (DECISIONS 13) the envelope the writer's machine sealed. */
   content: string;
+  /** DECISIONS 13: the proof of the fragment's key for a note sealed by the writer; null for text. */
+  keyCheck?: string | null;
   expiryType: ExpiryType;
   /** Hours until expiry, 1..8760 (validated; only used for `time` and `both`). */
   expiryHours: number;
@@ -28,6 +31,8 @@ export interface CreatedNote {
 
 export interface NoteMetadata {
   hasPasscode: boolean;
+  /** DECISIONS 13: sealed by its writer (the pages need to know; the API does not say). */
+  clientEncrypted?: boolean;
   expiryType: ExpiryType;
   expiresAt: Date;
   maxViews: number;
@@ -36,7 +41,10 @@ export interface NoteMetadata {
 }
 
 export type RevealResult =
-  | { outcome: 'revealed'; content: string; currentViews: number; maxViews: number; destroyed: boolean }
+  /** `clientEncrypted`: content is the writer's envelope, opened by the page with the link's fragment (DECISIONS 13). */
+  | { outcome: 'revealed'; content: string; clientEncrypted: boolean; currentViews: number; maxViews: number; destroyed: boolean }
+  /** DECISIONS 13: a note sealed by its writer, asked for without the proof of the fragment key: nothing consumed. */
+  | { outcome: 'key_required' }
   | { outcome: 'wrong_passcode'; attemptsLeft: number; lockedOut: boolean }
   | { outcome: 'not_found' };
 
@@ -48,7 +56,7 @@ export interface NotesApi {
    * Checks the passcode (a decryption), claims one view atomically, destroys at max_views, and
    * returns the content only after the claim committed. Tampered rows throw (500, no view counted).
    */
-  reveal(uuid: string, passcode: string | null): Promise<RevealResult>;
+  reveal(uuid: string, passcode: string | null, keyCheck?: string | null): Promise<RevealResult>;
   /** Operator takedown of a reported link: note.destroyed with reason `takedown`. */
   takedown(uuid: string): Promise<boolean>;
 }

@@ -12,6 +12,8 @@ export interface NoteRecord {
   checkBox: Buffer;
   contentBox: Buffer;
   emailBox: Buffer | null;
+  /** DECISIONS 13: set for a note its writer sealed (see NoteCrypto.matchesKeyCheck). */
+  keyCheckBox?: Buffer | null;
   hasPasscode: boolean;
   expiryType: ExpiryType;
   maxViews: number;

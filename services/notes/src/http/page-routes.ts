@@ -4,9 +4,9 @@ import { AppError, type Logger, ValidationError, pageHeaders, routeName } from '
 import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
 import type { FormTokens } from './form-tokens';
-import { APP_CSS, APP_JS } from './pages/assets';
+import { APP_CSS, APP_JS, ENVELOPE_JS } from './pages/assets';
 import {
-  type CreateFormValues, createPage, createdPage, errorPage, forbiddenPage, notFoundPage, notePage, revealedPage,
+  KEY_MISSING, type CreateFormValues, createPage, createdPage, errorPage, forbiddenPage, notFoundPage, notePage, revealedPage,
 } from './pages/templates';
 
 export interface PageRoutesDeps {
@@ -39,6 +39,7 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
 
   router.get('/assets/app.css', routeName('/assets/app.css'), (_req, res) => { res.type('css').send(APP_CSS); });
   router.get('/assets/app.js', routeName('/assets/app.js'), (_req, res) => { res.type('js').send(APP_JS); });
+  router.get('/assets/envelope.js', routeName('/assets/envelope.js'), (_req, res) => { res.type('js').send(ENVELOPE_JS); });
 
   router.get('/', routeName('/'), (_req, res) => {
     send(res, 200, createPage(deps.formTokens.issue('create')));
@@ -71,11 +72,17 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     const fields = formFields(req.body);
     if (!(await deps.formTokens.redeem(fields.form_token, 'reveal', uuid))) throw new PageForbidden();
     const passcode = typeof fields.passcode === 'string' && fields.passcode !== '' ? fields.passcode : null;
-    const result = await deps.notes.reveal(uuid, passcode);
+    const keyCheck = typeof fields.key_check === 'string' && fields.key_check !== '' ? fields.key_check : null;
+    const result = await deps.notes.reveal(uuid, passcode, keyCheck);
     switch (result.outcome) {
       case 'revealed':
-        send(res, 200, revealedPage(result.content, result.currentViews, result.maxViews, result.destroyed));
+        send(res, 200, revealedPage(result.content, result.currentViews, result.maxViews, result.destroyed, result.clientEncrypted));
         return;
+      case 'key_required': {
+        const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
+        send(res, 400, notePage(meta, deps.formTokens.issue('reveal', uuid), KEY_MISSING));
+        return;
+      }
       case 'wrong_passcode': {
         if (result.lockedOut) throw new PageNotFound();
         const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
@@ -137,7 +144,7 @@ function sameOriginOrThrow(req: Request, allowedOrigin: string): void {
 function formFields(body: unknown): Record<string, string | undefined> {
   const source = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   const out: Record<string, string | undefined> = {};
-  for (const name of [...FORM_FIELDS, 'form_token']) {
+  for (const name of [...FORM_FIELDS, 'form_token', 'key_check']) {
     const value = Object.prototype.hasOwnProperty.call(source, name) ? source[name] : undefined;
     out[name] = typeof value === 'string' ? value : undefined;
   }

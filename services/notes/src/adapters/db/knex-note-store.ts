@@ -12,6 +12,7 @@ interface NoteRow {
   check_box: Buffer;
   content_box: Buffer;
   email_box: Buffer | null;
+  key_check_box: Buffer | null;
   has_passcode: number | boolean;
   expiry_type: string;
   max_views: number;
@@ -201,6 +202,7 @@ function toRow(note: NoteRecord): NoteRow {
     check_box: note.checkBox,
     content_box: note.contentBox,
     email_box: note.emailBox,
+    key_check_box: note.keyCheckBox ?? null,
     has_passcode: note.hasPasscode,
     expiry_type: note.expiryType,
     max_views: note.maxViews,
@@ -221,6 +223,7 @@ function toRecord(row: NoteRow): NoteRecord {
     checkBox: Buffer.from(row.check_box),
     contentBox: Buffer.from(row.content_box),
     emailBox: row.email_box === null ? null : Buffer.from(row.email_box),
+    keyCheckBox: row.key_check_box === null || row.key_check_box === undefined ? null : Buffer.from(row.key_check_box),
     hasPasscode: Boolean(Number(row.has_passcode)),
     expiryType: row.expiry_type as ExpiryType,
     maxViews: Number(row.max_views),

@@ -1,6 +1,11 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
 /**
- * The pages' only CSS and script, served from /assets by the notes service itself (no third
- * party, CSP `'self'`). Kept as strings so the build ships them without a copy step.
+ * The pages' only CSS and scripts, served from /assets by the notes service itself (no third
+ * party, CSP `'self'`), each tag carrying its Subresource Integrity hash. CSS and app.js are kept as
+ * strings so the build ships them without a copy step; envelope.js is the @vanish/envelope file itself,
+ * the same bytes the CLI runs (DECISIONS 13).
  */
 export const APP_CSS = `
 :root { color-scheme: light dark; --fg: #1a1a1a; --bg: #fafafa; --muted: #555; --accent: #0b5cad; --danger: #a4161a; --card: #fff; --border: #c8c8c8; }
@@ -51,5 +56,55 @@ export const APP_JS = `
     expiry.addEventListener('change', sync);
     sync();
   }
+
+  // DECISIONS 13: a note sealed in its writer's browser. The key is the link's fragment, which no
+  // request carries; the reveal posts only its proof (key_check), and the text is opened here.
+  var envelope = window.vanishEnvelope;
+  var fragmentKey = function () {
+    var key = location.hash.replace(/^#/, '');
+    return envelope && envelope.parseKey(key) && window.crypto && crypto.subtle ? key : null;
+  };
+  var revealForm = document.querySelector('form[data-client-encrypted]');
+  if (revealForm) {
+    var key = fragmentKey();
+    var button = revealForm.querySelector('button');
+    if (!key) {
+      document.getElementById('key-missing').hidden = false;
+      button.disabled = true;
+    } else {
+      var ready = envelope.keyCheck(key).then(function (check) { revealForm.elements.key_check.value = check; });
+      revealForm.addEventListener('submit', function (event) {
+        if (revealForm.elements.key_check.value) return;
+        event.preventDefault();
+        ready.then(function () { revealForm.submit(); });
+      });
+    }
+  }
+  var sealedText = document.querySelector('[data-envelope]');
+  if (sealedText) {
+    var shown = function (text, opened) {
+      sealedText.textContent = text;
+      sealedText.removeAttribute('data-envelope');
+      sealedText.setAttribute('data-opened', opened ? 'yes' : 'no');
+    };
+    var openKey = fragmentKey();
+    if (!openKey) shown('This note was encrypted in the writer\'s browser, and this page has no key to open it: open the complete link, with the part after #.', false);
+    else envelope.open(sealedText.getAttribute('data-envelope'), openKey).then(function (text) { shown(text, true); }, function () {
+      shown('The key in this link does not open this note.', false);
+    });
+  }
 })();
 `;
+
+export const ENVELOPE_JS = readFileSync(require.resolve('@vanish/envelope'), 'utf8');
+
+function integrity(text: string): string {
+  return `sha384-${createHash('sha384').update(text, 'utf8').digest('base64')}`;
+}
+
+/** The SRI value of each asset, for the tags that load them. */
+export const ASSET_INTEGRITY = {
+  css: integrity(APP_CSS),
+  app: integrity(APP_JS),
+  envelope: integrity(ENVELOPE_JS),
+} as const;

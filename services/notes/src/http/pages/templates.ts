@@ -1,5 +1,6 @@
 import { formatTimestamp } from '@vanish/common';
 import type { CreatedNote, NoteMetadata } from '../../domain/notes';
+import { ASSET_INTEGRITY } from './assets';
 import { type Html, html, raw } from './html';
 
 function layout(title: string, body: Html): string {
@@ -11,7 +12,7 @@ function layout(title: string, body: Html): string {
 <meta name="robots" content="noindex, nofollow">
 <link rel="icon" href="data:,">
 <title>${title} · vanish</title>
-<link rel="stylesheet" href="/assets/app.css">
+<link rel="stylesheet" href="/assets/app.css" integrity="${ASSET_INTEGRITY.css}">
 </head>
 <body>
 <header><a href="/">vanish</a></header>
@@ -19,7 +20,8 @@ function layout(title: string, body: Html): string {
 ${body}
 </main>
 <footer><p>Notes are encrypted with a key that only the link holds, and destroyed when they expire.</p></footer>
-<script src="/assets/app.js" defer></script>
+<script src="/assets/envelope.js" integrity="${ASSET_INTEGRITY.envelope}" defer></script>
+<script src="/assets/app.js" integrity="${ASSET_INTEGRITY.app}" defer></script>
 </body>
 </html>
 `.value;
@@ -138,8 +140,11 @@ export function notePage(meta: NoteMetadata, token: string, error?: string): str
   <p>${destructionSummary(meta)}</p>
   <p>Opening it counts as a view. Make sure nobody is looking over your shoulder.</p>
   ${error ? html`<p class="error" role="alert" id="reveal-error">${error}</p>` : raw('')}
-  <form method="post">
+  ${meta.clientEncrypted ? html`<p class="error" role="alert" id="key-missing" hidden>${KEY_MISSING}</p>
+  <noscript><p class="error">${NEEDS_SCRIPT}</p></noscript>` : raw('')}
+  <form method="post"${raw(meta.clientEncrypted ? ' data-client-encrypted' : '')}>
     <input type="hidden" name="form_token" value="${token}">
+    ${meta.clientEncrypted ? html`<input type="hidden" name="key_check" value="">` : raw('')}
     ${meta.hasPasscode ? html`<label for="passcode">Passcode</label>
     <input id="passcode" name="passcode" type="password" autocomplete="off" required maxlength="128"${raw(error ? ' aria-describedby="reveal-error" aria-invalid="true"' : '')}>` : raw('')}
     <button type="submit">Show the note</button>
@@ -147,12 +152,19 @@ export function notePage(meta: NoteMetadata, token: string, error?: string): str
 </div>`);
 }
 
-export function revealedPage(content: string, currentViews: number, maxViews: number, destroyed: boolean): string {
+/** DECISIONS 13: what the note page says when its link lacks the key the note was sealed with. */
+export const KEY_MISSING = 'This link is incomplete: the note was encrypted in the writer\'s browser, and its key is the part of the link after #. Ask the sender for the complete link. Nothing was shown and no view was counted.';
+export const NEEDS_SCRIPT = 'This note was encrypted in the writer\'s browser and opens only with JavaScript, which is off here. Nothing is counted until you press the button with JavaScript on.';
+
+/** `clientEncrypted`: content is the writer's envelope, which the page opens with the link's key. */
+export function revealedPage(content: string, currentViews: number, maxViews: number, destroyed: boolean, clientEncrypted = false): string {
   const left = maxViews - currentViews;
   return layout('Your note', html`
 <h1>Your note</h1>
 <div class="card">
-  <pre class="content" id="note-content">${content}</pre>
+  ${clientEncrypted
+    ? html`<pre class="content" id="note-content" data-envelope="${content}">Opening the note in your browser…</pre>`
+    : html`<pre class="content" id="note-content">${content}</pre>`}
   <button type="button" class="secondary" data-copy-target="note-content" hidden>Copy text</button>
   <p>${destroyed ? 'This note has now been destroyed. Reloading this page will not show it again.' : `It can be shown ${left} more ${left === 1 ? 'time' : 'times'}; this view has been counted.`}</p>
 </div>`);
