@@ -47,7 +47,8 @@ export interface MailCommandEnvelope {
 }
 
 export type MailCommand =
-  | { kind: 'link'; to: string; link: string; expiry_type: ExpiryType; expires_at: string; max_views: number; created_at: string }
+  /** `key_separately`: the note was sealed on its writer's machine and the link lacks its key (DECISIONS 13). */
+  | { kind: 'link'; to: string; link: string; expiry_type: ExpiryType; expires_at: string; max_views: number; created_at: string; key_separately?: true }
   | { kind: 'notification'; to: string; read_at: string; views_left: number };
 
 export const MAIL_SEAL_PURPOSE = 'vanish.mail-command.v1';

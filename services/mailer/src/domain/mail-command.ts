@@ -46,7 +46,9 @@ export function parseMailCommand(json: string): MailCommand {
     if (typeof link !== 'string' || link.length > 2048 || !isHttpUrl(link)) throw new InvalidMailCommand('link is not an http(s) URL');
     if (!(EXPIRY_TYPES as readonly unknown[]).includes(v.expiry_type)) throw new InvalidMailCommand('unknown expiry_type');
     if (!Number.isInteger(v.max_views) || (v.max_views as number) < 1) throw new InvalidMailCommand('max_views is not a positive integer');
+    if (v.key_separately !== undefined && v.key_separately !== true) throw new InvalidMailCommand('key_separately is not true');
     return {
+      ...(v.key_separately === true ? { key_separately: true as const } : {}),
       kind: 'link', to, link,
       expiry_type: v.expiry_type as (typeof EXPIRY_TYPES)[number],
       expires_at: timestamp(v.expires_at, 'expires_at'),

@@ -2,6 +2,7 @@ import type { MailCommand } from '@vanish/common';
 import { parseUtc } from './mail-command';
 
 export const PRODUCT_NAME = 'vanish';
+export const KEY_SEPARATELY = 'This link is missing its key on purpose: the note was encrypted on the sender\'s own device, and we never had the key. The sender will give it to you another way; add it to the end of the link after a # sign, exactly as given. Without the key the note cannot be opened, and trying uses up nothing.';
 
 export interface RenderedEmail {
   subject: string;
@@ -27,6 +28,8 @@ function renderLink(command: LinkCommand, unsubscribeUrl: string): RenderedEmail
   const rule = destructionRule(command);
   const intro = `Someone used ${PRODUCT_NAME} to share an encrypted note with you on ${created}. Open it with this link:`;
   const after = [
+    // DECISIONS 13: the server never had this note's key, so the link cannot carry it.
+    ...(command.key_separately ? [KEY_SEPARATELY] : []),
     `This note self-destructs: ${rule}. Once destroyed it cannot be recovered.`,
     'Opening the link shows a page first; the note is revealed, and a view counted, only when you choose to reveal it.',
     `${PRODUCT_NAME} does not say in e-mails who created a note or what it holds. If you did not expect this e-mail, you can ignore it.`,
