@@ -88,7 +88,7 @@ export const APP_JS = `
       sealedText.setAttribute('data-opened', opened ? 'yes' : 'no');
     };
     var openKey = fragmentKey();
-    if (!openKey) shown('This note was encrypted in the writer\'s browser, and this page has no key to open it: open the complete link, with the part after #.', false);
+    if (!openKey) shown('This note was encrypted in the writer’s browser, and this page has no key to open it: open the complete link, with the part after #.', false);
     else envelope.open(sealedText.getAttribute('data-envelope'), openKey).then(function (text) { shown(text, true); }, function () {
       shown('The key in this link does not open this note.', false);
     });
