@@ -116,7 +116,13 @@ describe('odd and malformed paths on every port of every service, direct and thr
     for (const door of ['gateway', 'notes'] as const) {
       requests.push([door, `/${uuid}%E0`], [door, `/${uuid}%E0?x=1`], [door, `/api/view/${uuid}%E0.php`], [door, `/api/view/${uuid}%ff%fe.php`]);
     }
-    for (const door of ['gateway', 'mailer'] as const) requests.push([door, `/unsubscribe/${token}%E0`], [door, `/unsubscribe/%E0${token}`]);
+    const escapedUuid = [...uuid].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
+    for (const door of ['gateway', 'notes'] as const) {
+      requests.push([door, `/${uuid}%E0/`], [door, `/${uuid}%E0/x`], [door, `/x/${uuid}%E0`], [door, `/x/${escapedUuid}%E0`], [door, `/${escapedUuid}/%E0`]);
+    }
+    for (const door of ['gateway', 'mailer'] as const) {
+      requests.push([door, `/unsubscribe/${token}%E0`], [door, `/unsubscribe/%E0${token}`], [door, `/unsubscribe/${token}%E0/x`], [door, `/unsubscribe/${token}%E0//`]);
+    }
     const answers: Array<{ door: Door; verb: string; path: string; status: number }> = [];
     for (const [door, path] of requests) {
       for (const verb of path.startsWith('/api/') ? ['GET', 'HEAD'] : ['GET', 'POST', 'HEAD']) {
@@ -126,7 +132,7 @@ describe('odd and malformed paths on every port of every service, direct and thr
     const written = topology.lines.slice(from);
     expect(written.length).toBeGreaterThan(0); // the access logs did write their lines
     const [, tokenBody, tokenTag] = token.split('.');
-    for (const secret of [uuid, uuid.replace(/-/g, ''), token, tokenBody!, tokenTag!]) {
+    for (const secret of [uuid, uuid.replace(/-/g, ''), escapedUuid, token, tokenBody!, tokenTag!]) {
       expect(written.filter((line) => line.includes(secret))).toEqual([]);
     }
     expect(written.filter((line) => /"level":"(error|fatal)"/.test(line))).toEqual([]);
