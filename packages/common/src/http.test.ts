@@ -25,6 +25,7 @@ describe('http helpers', () => {
     app.all('/api/thing', methodsOnly(['GET']), (_req, res) => { res.json({ ok: true }); });
     app.get('/api/thing/:id', (req, res) => { res.json({ id: req.params.id }); });
     app.get('/api/boom', () => { throw new Error('SELECT * FROM secrets failed'); });
+    app.get('/api/decode-bug', () => { decodeURIComponent('%E0'); });
     app.use('/api', apiNotFound);
     app.use(errorHandler(logged));
     server = await listen(app, 0, '127.0.0.1');
@@ -87,6 +88,13 @@ describe('http helpers', () => {
       expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
     }
     expect(logged.records).toEqual([]);
+  });
+
+  it('when a handler of ours throws a URIError, then it stays a 500 (a bug, logged), not a 404', async () => {
+    logged.records.length = 0;
+    const res = await fetch(`${base}/api/decode-bug`);
+    expect(res.status).toBe(500);
+    expect(logged.records.map((record) => record.level)).toEqual(['error']);
   });
 
   it('when an unknown /api path is asked for, then 404 NOT_FOUND in the error shape', async () => {

@@ -108,11 +108,12 @@ export function bodyErrorToAppError(err: unknown): AppError | undefined {
 
 /**
  * True for the error express's router raises when a path parameter is not valid percent-encoding
- * (`/%ff%fe`, `/<uuid>%E0`). Its message quotes the raw path, so it must never reach a log; a path
- * that cannot be decoded names nothing that exists.
+ * (`/%ff%fe`, `/<uuid>%E0`): a URIError it marks with status 400. Its message quotes the raw path,
+ * so it must never reach a log; a path that cannot be decoded names nothing that exists. (A URIError
+ * of our own making has no status: it stays a 500, a bug.)
  */
 export function isUndecodablePath(err: unknown): boolean {
-  return err instanceof URIError;
+  return err instanceof URIError && (err as URIError & { status?: unknown }).status === 400;
 }
 
 /** A path that cannot be decoded answers 404 NOT_FOUND (never 500, never a log line with the path). */
