@@ -64,7 +64,6 @@ function expectSecurityHeaders(answer: RawAnswer): void {
 
 function expectWellFormed(at: Target, verb: string, requestTarget: string, answer: RawAnswer): void {
   const where = `${verb} ${requestTarget} on ${at.door}${at.admin ? ' admin' : ''}`;
-  expect({ where, status: answer.status }).toEqual({ where, status: expect.any(Number) });
   if (answer.status >= 500) throw new Error(`${where} answered ${answer.status}: ${answer.text.slice(0, 300)}`);
   expectSecurityHeaders(answer);
   if (STACK_OR_FILES.test(answer.text)) throw new Error(`${where} showed internals: ${answer.text.slice(0, 300)}`);
@@ -118,13 +117,14 @@ describe('odd and malformed paths on every port of every service, direct and thr
     const uuid = randomUUID();
     const token = topology.unsubscribeToken();
     const from = topology.lines.length;
+    // Every character escaped: still a uuid to whoever reads the log.
+    const escapedUuid = [...uuid].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
     const requests: Array<[Door, string]> = [];
     for (const door of ['gateway', 'notes'] as const) {
-      requests.push([door, `/${uuid}%E0`], [door, `/${uuid}%E0?x=1`], [door, `/api/view/${uuid}%E0.php`], [door, `/api/view/${uuid}%ff%fe.php`]);
-    }
-    const escapedUuid = [...uuid].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
-    for (const door of ['gateway', 'notes'] as const) {
-      requests.push([door, `/${uuid}%E0/`], [door, `/${uuid}%E0/x`], [door, `/x/${uuid}%E0`], [door, `/x/${escapedUuid}%E0`], [door, `/${escapedUuid}/%E0`]);
+      requests.push(
+        [door, `/${uuid}%E0`], [door, `/${uuid}%E0?x=1`], [door, `/api/view/${uuid}%E0.php`], [door, `/api/view/${uuid}%ff%fe.php`],
+        [door, `/${uuid}%E0/`], [door, `/${uuid}%E0/x`], [door, `/x/${uuid}%E0`], [door, `/x/${escapedUuid}%E0`], [door, `/${escapedUuid}/%E0`],
+      );
     }
     for (const door of ['gateway', 'mailer'] as const) {
       requests.push([door, `/unsubscribe/${token}%E0`], [door, `/unsubscribe/%E0${token}`], [door, `/unsubscribe/${token}%E0/x`], [door, `/unsubscribe/${token}%E0//`]);
