@@ -9,11 +9,27 @@ import type { Logger } from './logger';
 
 export const API_VERSION = '1.2.0';
 
-/** DECISIONS 8: on every answer. */
+/**
+ * Browser features no vanish page uses, switched off for the page and anything it might embed
+ * (clipboard writing, used by the copy button, is left alone).
+ */
+export const PERMISSIONS_POLICY = [
+  'accelerometer', 'autoplay', 'camera', 'display-capture', 'encrypted-media', 'fullscreen', 'geolocation',
+  'gyroscope', 'magnetometer', 'microphone', 'midi', 'payment', 'picture-in-picture', 'publickey-credentials-get',
+  'screen-wake-lock', 'sync-xhr', 'usb', 'xr-spatial-tracking',
+].map((feature) => `${feature}=()`).join(', ');
+
+/**
+ * DECISIONS 8: on every answer. COOP and CORP keep other origins' windows and no-cors requests
+ * away from our pages and answers (CORS requests, which CORS_ORIGINS governs, are not affected).
+ */
 export function baseSecurityHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+  res.setHeader('Permissions-Policy', PERMISSIONS_POLICY);
 }
 
 export const apiHeaders: RequestHandler = (_req, res, next) => {
@@ -91,12 +107,27 @@ export function bodyErrorToAppError(err: unknown): AppError | undefined {
 }
 
 /**
+ * True for the error express's router raises when a path parameter is not valid percent-encoding
+ * (`/%ff%fe`, `/<uuid>%E0`): a URIError it marks with status 400. Its message quotes the raw path,
+ * so it must never reach a log; a path that cannot be decoded names nothing that exists. (A URIError
+ * of our own making has no status: it stays a 500, a bug.)
+ */
+export function isUndecodablePath(err: unknown): boolean {
+  return err instanceof URIError && (err as URIError & { status?: unknown }).status === 400;
+}
+
+/** A path that cannot be decoded answers 404 NOT_FOUND (never 500, never a log line with the path). */
+export function undecodablePathToAppError(err: unknown): AppError | undefined {
+  return isUndecodablePath(err) ? new NotFoundError('NOT_FOUND', 'Not found') : undefined;
+}
+
+/**
  * The one place errors become answers: SPEC 7 body, the error's own status and headers, and
  * only server errors are logged as errors (client mistakes are not incidents).
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const appError = bodyErrorToAppError(err) ?? toAppError(err);
+    const appError = bodyErrorToAppError(err) ?? undecodablePathToAppError(err) ?? toAppError(err);
     if (appError.statusCode >= 500) {
       const cause = appError.cause ?? err;
       logger.error('request failed', {
@@ -113,6 +144,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     // Bodies that were not read are drained by closing, so a 1 MB upload cannot linger.
     if (!req.complete) res.setHeader('Connection', 'close');
+    baseSecurityHeaders(res);
     for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
     res.status(appError.statusCode).json(appError.toBody());
   };
@@ -157,6 +189,7 @@ export interface AdminServerOptions {
   registry: Registry;
   checks: readonly ReadinessCheck[];
   isDraining: () => boolean;
+  logger: Logger;
 }
 
 /**
@@ -183,6 +216,8 @@ export function createAdminApp(options: AdminServerOptions): express.Express {
     res.setHeader('Content-Type', options.registry.contentType);
     res.send(await options.registry.metrics());
   });
+  app.use((_req, _res, next) => { next(new NotFoundError('NOT_FOUND', 'Not found')); });
+  app.use(errorHandler(options.logger));
   return app;
 }
 

@@ -105,7 +105,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     metrics: gatewayMetrics,
     async start() {
       if (redis) await waitUntilReady(redis, 2000, logger);
-      const admin = await listen(createAdminApp({ registry, checks: [], isDraining: () => lifecycle.isDraining }), config.adminPort, config.adminHost);
+      const admin = await listen(createAdminApp({ registry, checks: [], isDraining: () => lifecycle.isDraining, logger: logger.child('gateway/admin') }), config.adminPort, config.adminHost);
       lifecycle.add('admin server', () => admin.close());
       const pub = await listen(app, config.port, config.host, config.tls);
       lifecycle.add('public server', () => pub.close());

@@ -126,6 +126,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
         registry,
         checks: [{ name: 'database', check: () => store.ping() }],
         isDraining: () => lifecycle.isDraining,
+        logger: logger.child('mailer/admin'),
       }), config.adminPort, config.host);
       lifecycle.add('admin server', () => admin.close());
       started = { port: server.port, adminPort: admin.port };

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import type { Knex } from 'knex';
 import {
-  Lifecycle, MAIL_SEAL_PURPOSE, baseSecurityHeaders, MessageSealer, NotFoundError, aeadOpen, aeadSeal, createAdminApp, createLogger,
+  Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
   createRegistry, errorHandler, httpMetrics, listen, requestId, systemClock, type Clock, type Listening, type Logger,
   type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry,
 } from '@vanish/common';
@@ -113,6 +113,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // answers are never cached (no-store); an ETag would only invite an undocumented 304
+  app.set('case sensitive routing', true); // as the gateway routes: `/API/...` is no API path, on either port
   app.use(requestId);
   app.use(httpMetrics(registry, 'notes'));
   app.use(accessLog(logger.child('notes/access')));
@@ -124,16 +125,14 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     publicBaseUrl: config.publicBaseUrl,
     logger: logger.child('notes/pages'),
   }));
-  app.use((_req, res, next) => {
-    baseSecurityHeaders(res);
-    next(new NotFoundError('NOT_FOUND', 'Not found'));
-  });
+  // The pages answer every path the API does not (their own 404 page included).
   app.use(errorHandler(logger.child('notes/http')));
 
   const adminApp = createAdminApp({
     registry,
     isDraining: () => lifecycle.isDraining,
     checks: [{ name: 'database', check: databaseReady }],
+    logger: logger.child('notes/admin'),
   });
 
   let stopping = false;

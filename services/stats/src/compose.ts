@@ -91,6 +91,7 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
       registry,
       checks: [{ name: 'database', check: () => store.ping() }],
       isDraining: () => lifecycle.isDraining,
+      logger: logger.child('stats/admin'),
     });
     const adminServer = await listen(admin, config.adminPort, config.host);
     lifecycle.add('admin server', () => adminServer.close());
