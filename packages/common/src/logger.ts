@@ -62,7 +62,7 @@ class PinoLogger implements Logger {
  * exit (a signal, a fatal error, a SIGKILL after a shutdown overran its bound) can lose the lines
  * before it. The asynchronous destination kept lines in memory while a write was under way; a
  * process killed then lost them, and at exit the queued lines overtook the one being written.
- * It cost no less CPU per line (docs/operations.md, "Logs").
+ * It cost no less CPU per line (docs/operations.md, Logs).
  */
 export function createLogger(service: string, level: LogLevel = 'info', destination?: pino.DestinationStream): Logger {
   const stream = destination ?? pino.destination({ sync: true });
