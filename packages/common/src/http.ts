@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -56,11 +56,30 @@ export const pageHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
-/** Accept a sane incoming id (a proxy's or the gateway's), else make one. */
+/**
+ * A request id travels from the gateway to the service behind it and into every log line of the
+ * request, and the logs redact note ids only where they sit in known fields: a client's id is kept
+ * only in a strict shape that cannot carry a note id (no 8-4-4-4-12 hex group and no 32 hex digits
+ * in a row, in any case, with or without separators). Anything else is replaced by a fresh id.
+ */
 export const REQUEST_ID_HEADER = 'x-request-id';
+const REQUEST_ID_SHAPE = /^[A-Za-z0-9._-]{1,64}$/;
+const NOTE_ID_SHAPE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+const HEX_RUN_OF_A_NOTE_ID = /[0-9a-f]{32}/i;
+
+export function isAcceptableRequestId(candidate: string | undefined): candidate is string {
+  if (candidate === undefined || !REQUEST_ID_SHAPE.test(candidate)) return false;
+  return !NOTE_ID_SHAPE.test(candidate) && !HEX_RUN_OF_A_NOTE_ID.test(candidate.replace(/[._-]/g, ''));
+}
+
+/** 16 characters of [A-Za-z0-9_-]: never the shape of a note id, so it passes the next hop's check. */
+export function newRequestId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
 export const requestId: RequestHandler = (req, res, next) => {
   const incoming = req.header(REQUEST_ID_HEADER);
-  const id = incoming && /^[A-Za-z0-9._:-]{8,128}$/.test(incoming) ? incoming : randomUUID();
+  const id = isAcceptableRequestId(incoming) ? incoming : newRequestId();
   res.locals.requestId = id;
   req.headers[REQUEST_ID_HEADER] = id;
   res.setHeader('X-Request-Id', id);
