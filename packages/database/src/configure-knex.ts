@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '@vanish/common';
 import { mysqlSsl, parseDatabaseUrl, type MysqlLocation } from './database-url';
@@ -74,12 +75,34 @@ function sqliteConfig(filename: string, options: ConfigureKnexOptions): Knex.Con
   };
 }
 
-type RawMysqlConnection = { query(sql: string, cb: (err: Error | null) => void): void };
+type RawMysqlConnection = {
+  query(sql: string, cb: (err: Error | null) => void): void;
+  stream?: { getPeerCertificate?: () => PeerCertificate };
+};
+
+/**
+ * mysql2 checks the server's name only when it dialled a host name, not an IP address: with
+ * VERIFY_IDENTITY every new connection's certificate is checked here too, for either.
+ */
+function identityError(conn: RawMysqlConnection, host: string): Error | undefined {
+  const certificate = conn.stream?.getPeerCertificate?.();
+  if (!certificate || Object.keys(certificate).length === 0) return new Error(`MySQL TLS: no server certificate to verify ${host} against`);
+  return checkServerIdentity(host, certificate);
+}
 
 function mysqlConfig(location: MysqlLocation, options: ConfigureKnexOptions): Knex.Config {
   const timeout = options.connectTimeoutMs ?? 2000;
   const ssl = mysqlSsl(location, options.sslCa);
   const statements = options.mysqlSessionStatements ?? [];
+  const afterCreate = (conn: RawMysqlConnection, done: (err: Error | null, conn: unknown) => void) => {
+    const mismatch = ssl?.verifyIdentity ? identityError(conn, location.host) : undefined;
+    if (mismatch) return done(mismatch, conn);
+    const next = (index: number): void => {
+      if (index >= statements.length) return done(null, conn);
+      conn.query(statements[index]!, (err) => (err ? done(err, conn) : next(index + 1)));
+    };
+    return next(0);
+  };
   return {
     client: 'mysql2',
     connection: {
@@ -102,15 +125,7 @@ function mysqlConfig(location: MysqlLocation, options: ConfigureKnexOptions): Kn
       min: 0,
       max: options.poolMax ?? 10,
       idleTimeoutMillis: 30_000,
-      ...(statements.length > 0 ? {
-        afterCreate: (conn: RawMysqlConnection, done: (err: Error | null, conn: unknown) => void) => {
-          const next = (index: number): void => {
-            if (index >= statements.length) return done(null, conn);
-            conn.query(statements[index]!, (err) => (err ? done(err, conn) : next(index + 1)));
-          };
-          next(0);
-        },
-      } : {}),
+      afterCreate,
     },
   };
 }
