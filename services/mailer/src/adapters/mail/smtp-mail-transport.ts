@@ -98,7 +98,8 @@ export function smtpOptions(options: SmtpMailTransportOptions): SMTPPool.Options
  * Any other 5xx is permanent (dead-lettered, never retried); a 5xx at RCPT TO or DATA rejects
  * this recipient or this message, so the address is suppressed too (a 5xx at MAIL FROM refuses
  * our sender, not the recipient: no suppression). Authentication failures (EAUTH) are our own
- * configuration, which an operator can fix: temporary, retried up to the horizon.
+ * configuration, which an operator can fix: temporary, retried up to the horizon. So is a refused
+ * required STARTTLS (ETLS: misconfigured, or stripped on the path): never sent in plaintext.
  */
 export function classifySmtpError(err: unknown): MailDeliveryError {
   if (err instanceof MailDeliveryError) return err;
@@ -106,7 +107,7 @@ export function classifySmtpError(err: unknown): MailDeliveryError {
   const code = typeof e.responseCode === 'number' ? e.responseCode : undefined;
   const reply = scrubAddresses((e.response ?? e.message ?? 'unknown error').split('\n')[0]!.slice(0, 200));
   const where = e.command ? ` at ${e.command}` : '';
-  if (code !== undefined && code >= 500 && code < 600 && e.code !== 'EAUTH') {
+  if (code !== undefined && code >= 500 && code < 600 && e.code !== 'EAUTH' && e.code !== 'ETLS') {
     const recipientRejected = e.command === 'RCPT TO' || e.command === 'DATA';
     return new MailDeliveryError('permanent', `SMTP ${code}${where}: ${reply}`, { responseCode: code, recipientRejected, cause: err });
   }
