@@ -116,8 +116,8 @@ export function refuseInsecureTransportInProduction(
   reader: EnvReader,
   check: { variable: string; risk: string | undefined; optOut: string },
 ): void {
-  if (!reader.isProduction || check.risk === undefined) return;
-  if (reader.bool(check.optOut, false)) return;
+  const optedOut = reader.bool(check.optOut, false); // read always: a deploy file may set it outside production too
+  if (!reader.isProduction || check.risk === undefined || optedOut) return;
   reader.problem(`${check.variable}: ${check.risk}; refused with NODE_ENV=production unless ${check.optOut}=true accepts that a path attacker can read and change this traffic`);
 }
 
