@@ -1,7 +1,7 @@
 // One jest configuration, one project per kind of suite, so `npm test` runs them all and
 // each kind can still be run alone with --selectProjects.
 const moduleNameMapper = {
-  '^@vanish/(common|envelope|bus|testkit)$': '<rootDir>/packages/$1/src',
+  '^@vanish/(common|envelope|bus|database|testkit)$': '<rootDir>/packages/$1/src',
   '^@vanish/(notes|stats|mailer|gateway|all-in-one)$': '<rootDir>/services/$1/src',
   '^@vanish/testkit/(.*)$': '<rootDir>/packages/testkit/src/$1',
 };

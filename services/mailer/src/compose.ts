@@ -53,7 +53,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const clock = overrides.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger);
 
-  const knex = configureKnex(config.databaseUrl, logger.child('mailer/db'));
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('mailer/db'), sslCa: config.databaseSslCa });
   const store = new KnexMailerStore(knex);
   const transport = overrides.transport ?? (config.smtp
     ? new SmtpMailTransport(config.smtp)
@@ -90,7 +90,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
       let bus: (MessagePublisher & MessageConsumer) | undefined = overrides.bus;
       if (!bus && config.amqpUrl) {
         const rabbit = await RabbitMqBus.connect({
-          url: config.amqpUrl, exchange: config.amqpExchange, logger: logger.child('mailer/bus'), registry,
+          url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, logger: logger.child('mailer/bus'), registry,
           connectionName: `mailer ${config.instance}`, connectLazily: true,
         });
         lifecycle.add('bus', () => rabbit.close());

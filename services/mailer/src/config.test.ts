@@ -38,6 +38,19 @@ describe('loadMailerConfig', () => {
     expect([config.quotaPerHour, config.quotaPerDay]).toEqual([3, 4]);
   });
 
+  it('when production sends through smtp:// without required STARTTLS, then it refuses unless SMTP_ALLOW_PLAINTEXT=true', () => {
+    const env = {
+      NODE_ENV: 'production', DATA_DIR: dataDir(), MAIL_KEYS: keys, PUBLIC_BASE_URL: 'https://vanish.example',
+      DATABASE_URL: 'mysql://m:p@db/mailer?ssl-mode=VERIFY_IDENTITY', AMQP_URL: 'amqps://u:p@mq', SMTP_URL: 'smtp://mail.example.com:587',
+    };
+    expect(() => loadMailerConfig(env)).toThrow(/SMTP_URL: smtp:\/\/ uses STARTTLS only when offered[\s\S]*SMTP_ALLOW_PLAINTEXT=true/);
+    expect(() => loadMailerConfig({ ...env, SMTP_URL: 'smtp://mail.example.com?starttls=never' })).toThrow(/SMTP_URL: .*plaintext/);
+    expect(loadMailerConfig({ ...env, SMTP_ALLOW_PLAINTEXT: 'true' }).smtp?.url).toBe('smtp://mail.example.com:587');
+    expect(loadMailerConfig({ ...env, SMTP_URL: 'smtp://mail.example.com?starttls=required' }).production).toBe(true);
+    expect(loadMailerConfig({ ...env, SMTP_URL: 'smtps://mail.example.com' }).production).toBe(true);
+    expect(() => loadMailerConfig({ ...env, AMQP_URL: 'amqp://u:p@mq' })).toThrow(/AMQP_URL: amqp:\/\/ is plaintext/);
+  });
+
   it('when NODE_ENV=production relies on embedded defaults, then it refuses to start and names every variable', () => {
     let error: ConfigError | undefined;
     try {

@@ -1,11 +1,18 @@
 import { hkdfSync } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { EnvReader, KeyRing, loadKeyRing, type Env, type LogLevel, type Logger } from '@vanish/common';
+import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
+import {
+  EnvReader, KeyRing, loadKeyRing, readTlsCa, refuseInsecureTransportInProduction, type Env, type LogLevel, type Logger,
+} from '@vanish/common';
+import { readDatabaseSettings } from '@vanish/database';
+import { smtpTransportRisk } from './adapters/mail/smtp-tls';
 
 export interface SmtpSettings {
   /** smtp:// (STARTTLS when offered, or required with ?starttls=required) or smtps:// (TLS from the start). */
   url: string;
+  /** SMTP_TLS_CA(_FILE): CA bundle the server's certificate must chain to; unset: Node's public roots. */
+  ca?: string;
   poolSize: number;
   timeoutMs: number;
 }
@@ -20,7 +27,11 @@ export interface MailerConfig {
   logLevel: LogLevel;
   publicBaseUrl: string;
   databaseUrl: string;
+  /** DATABASE_SSL_CA(_FILE): CA bundle for MySQL TLS when the URL has no ssl-ca. */
+  databaseSslCa: string | undefined;
   amqpUrl: string | undefined;
+  /** For amqps://: AMQP_TLS_CA(_FILE). */
+  amqpTls: AmqpTlsSettings | undefined;
   /** Topic exchange and queue names; tests use their own. */
   amqpExchange: string;
   mailQueue: string;
@@ -50,21 +61,21 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
   const production = reader.isProduction;
   const dataDir = reader.str('DATA_DIR', './data');
 
-  const databaseUrl = reader.str('DATABASE_URL', `sqlite:${join(dataDir, 'mailer.db')}`);
-  if (!databaseUrl.startsWith('sqlite:') && !/^mysql2?:\/\//.test(databaseUrl)) {
-    reader.problem('DATABASE_URL: expected mysql://user:pass@host:port/db or sqlite:PATH');
-  }
-  if (production && databaseUrl.startsWith('sqlite:')) {
-    reader.problem('DATABASE_URL: a MySQL/MariaDB URL is required with NODE_ENV=production (SQLite is the embedded default)');
-  }
+  const database = readDatabaseSettings(reader, { fallback: `sqlite:${join(dataDir, 'mailer.db')}`, example: 'mailer' });
 
   const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'the mailer consumes mail commands from RabbitMQ');
+  const amqpTls = readAmqpTls(reader, amqpUrl);
 
   const smtpUrl = reader.url('SMTP_URL', undefined, ['smtp:', 'smtps:']);
   reader.requireInProduction('SMTP_URL', smtpUrl, 'file mail is the embedded default');
+  const smtpCa = readTlsCa(reader, 'SMTP_TLS_CA');
+  if (smtpUrl !== undefined) {
+    refuseInsecureTransportInProduction(reader, { variable: 'SMTP_URL', risk: smtpTransportRisk(smtpUrl), optOut: 'SMTP_ALLOW_PLAINTEXT' });
+  }
   const smtp: SmtpSettings | undefined = smtpUrl === undefined ? undefined : {
     url: smtpUrl,
+    ca: smtpCa,
     poolSize: reader.int('SMTP_POOL_SIZE', 5, { min: 1, max: 100 }),
     timeoutMs: reader.int('SMTP_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
   };
@@ -95,8 +106,10 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
     dataDir,
     logLevel: reader.oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     publicBaseUrl,
-    databaseUrl,
+    databaseUrl: database.url,
+    databaseSslCa: database.sslCa,
     amqpUrl,
+    amqpTls,
     amqpExchange: reader.str('AMQP_EXCHANGE', 'vanish'),
     mailQueue: reader.str('MAIL_QUEUE', 'mailer.mail-commands'),
     smtp,

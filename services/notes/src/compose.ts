@@ -72,11 +72,11 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const lifecycle = new Lifecycle(logger);
   const metrics = createNotesMetrics(registry);
 
-  const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db') });
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db'), sslCa: config.databaseSslCa });
   const store = new KnexNoteStore(knex, clock);
   // The relay gets a small pool of its own: under a create burst it would otherwise queue behind
   // requests for connections, and events would lag by seconds (docs/events.md).
-  const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay') });
+  const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay'), sslCa: config.databaseSslCa });
   const outbox = new KnexOutboxStore(relayKnex, clock);
   const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf });
 
@@ -181,6 +181,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     if (!bus && config.amqpUrl) {
       const rabbit = await RabbitMqBus.connect({
         url: config.amqpUrl,
+        tls: config.amqpTls,
         exchange: config.amqpExchange,
         logger,
         registry,

@@ -13,8 +13,8 @@ const KEY = (byte: number) => Buffer.alloc(32, byte).toString('base64');
 const productionEnv = () => ({
   NODE_ENV: 'production',
   DATA_DIR: dataDir,
-  DATABASE_URL: 'mysql://notes:secret@db:3306/notes',
-  AMQP_URL: 'amqp://guest:guest@rabbit:5672',
+  DATABASE_URL: 'mysql://notes:secret@db:3306/notes?ssl-mode=VERIFY_IDENTITY',
+  AMQP_URL: 'amqps://guest:guest@rabbit:5671',
   PUBLIC_BASE_URL: 'https://notes.example.com',
   MASTER_KEYS: `k2:${KEY(2)},k1:${KEY(1)}`,
   LOOKUP_KEY: KEY(3),
@@ -32,6 +32,27 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe('loadNotesConfig', () => {
+  it('when production reaches MySQL or RabbitMQ without verified TLS, then it refuses, naming each; the named opt-outs accept it', () => {
+    const plaintext = { ...productionEnv(), DATABASE_URL: 'mysql://notes:secret@db:3306/notes', AMQP_URL: 'amqp://guest:guest@rabbit:5672' };
+    expect(problemsOf(plaintext)).toEqual([
+      expect.stringMatching(/^DATABASE_URL: connects to MySQL without TLS.*DATABASE_ALLOW_PLAINTEXT=true/),
+      expect.stringMatching(/^AMQP_URL: amqp:\/\/ is plaintext.*AMQP_ALLOW_PLAINTEXT=true/),
+    ]);
+    expect(problemsOf({ ...productionEnv(), DATABASE_URL: 'mysql://n:s@db/notes?ssl-mode=REQUIRED' }))
+      .toEqual([expect.stringMatching(/^DATABASE_URL: ssl-mode=REQUIRED encrypts but does not verify/)]);
+    expect(loadNotesConfig({ ...plaintext, DATABASE_ALLOW_PLAINTEXT: 'true', AMQP_ALLOW_PLAINTEXT: 'true' }).production).toBe(true);
+  });
+
+  it('when DATABASE_SSL_CA_FILE and AMQP_TLS_CA_FILE name PEM files, then their contents are the CAs; an unknown URL parameter is refused', () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    const file = join(dataDir, 'ca.pem');
+    writeFileSync(file, pem);
+    const config = loadNotesConfig({ ...productionEnv(), DATABASE_SSL_CA_FILE: file, AMQP_TLS_CA_FILE: file });
+    expect(config.databaseSslCa).toBe(pem);
+    expect(config.amqpTls).toEqual({ ca: pem });
+    expect(problemsOf({ ...productionEnv(), DATABASE_URL: 'mysql://n@db/notes?sslmode=require' })).toEqual([expect.stringMatching(/^DATABASE_URL: unknown parameter "sslmode"/)]);
+  });
+
   it('when nothing is set, then the embedded defaults of DECISIONS 10 apply and keys are generated once with a warning', () => {
     const config = loadNotesConfig({ DATA_DIR: dataDir });
     expect(config).toMatchObject({

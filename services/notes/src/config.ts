@@ -1,4 +1,6 @@
 import { resolve } from 'node:path';
+import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
+import { readDatabaseSettings } from '@vanish/database';
 import { EnvReader, loadKeyRing, loadSecretKey, type Env, type KeyRing, type Logger, type LogLevel } from '@vanish/common';
 
 export interface NotesConfig {
@@ -8,8 +10,10 @@ export interface NotesConfig {
   adminPort: number;
   host: string;
   dataDir: string;
-  /** `sqlite:PATH` (embedded default) or `mysql://user:pass@host:port/db`. */
+  /** `sqlite:PATH` (embedded default) or `mysql://user:pass@host:port/db[?ssl-mode=…&ssl-ca=…]`. */
   databaseUrl: string;
+  /** DATABASE_SSL_CA(_FILE): CA bundle for MySQL TLS when the URL has no ssl-ca. */
+  databaseSslCa: string | undefined;
   /** Origin of shareable links: `{publicBaseUrl}/{uuid}`. */
   publicBaseUrl: string;
   /** MASTER_KEYS: the first key seals, every key opens. */
@@ -22,6 +26,8 @@ export interface NotesConfig {
   sweepIntervalMs: number;
   /** Unset outside the all-in-one: the outbox keeps its rows and nothing is relayed. */
   amqpUrl: string | undefined;
+  /** For amqps://: AMQP_TLS_CA(_FILE). */
+  amqpTls: AmqpTlsSettings | undefined;
   amqpExchange: string;
   heartbeatIntervalMs: number;
   logLevel: LogLevel;
@@ -46,26 +52,14 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const production = reader.isProduction;
   const dataDir = resolve(reader.str('DATA_DIR', './data'));
 
-  const databaseUrl = reader.str('DATABASE_URL', `sqlite:${resolve(dataDir, 'notes.db')}`);
-  if (databaseUrl.startsWith('sqlite:')) {
-    if (databaseUrl.slice('sqlite:'.length).trim() === '') reader.problem('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/notes.db');
-    if (production) reader.problem('DATABASE_URL: required with NODE_ENV=production (a mysql:// URL; the embedded SQLite default is for a laptop)');
-  } else if (/^mysql:\/\//i.test(databaseUrl)) {
-    try {
-      const parsed = new URL(databaseUrl);
-      if (parsed.pathname.replace(/^\//, '') === '') reader.problem('DATABASE_URL: a mysql:// URL must name its database, e.g. mysql://user:pass@host:3306/notes');
-    } catch {
-      reader.problem('DATABASE_URL: not a valid mysql:// URL');
-    }
-  } else {
-    reader.problem('DATABASE_URL: expected mysql://user:pass@host:port/db or sqlite:PATH');
-  }
+  const database = readDatabaseSettings(reader, { fallback: `sqlite:${resolve(dataDir, 'notes.db')}`, example: 'notes' });
 
   const publicBaseUrl = reader.publicBaseUrl('http://localhost:8080');
   reader.requireInProduction('PUBLIC_BASE_URL', reader.raw('PUBLIC_BASE_URL'), 'the origin of shareable links');
 
   const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'events and mail commands are relayed to RabbitMQ; without it the outbox only grows');
+  const amqpTls = readAmqpTls(reader, amqpUrl);
   const amqpExchange = reader.str('AMQP_EXCHANGE', 'vanish');
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(amqpExchange)) reader.problem('AMQP_EXCHANGE: letters, digits, dot, dash, underscore only');
 
@@ -78,7 +72,8 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     adminPort: reader.int('ADMIN_PORT', 9081, { min: 0, max: 65_535 }),
     host: reader.str('HOST', '0.0.0.0'),
     dataDir,
-    databaseUrl,
+    databaseUrl: database.url,
+    databaseSslCa: database.sslCa,
     publicBaseUrl,
     masterKeys: masterKeys!,
     lookupKey: lookupKey!,
@@ -86,6 +81,7 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     noteRetentionHours: reader.int('NOTE_RETENTION_HOURS', 720, { min: 1, max: 87_600 }),
     sweepIntervalMs: reader.int('SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     amqpUrl,
+    amqpTls,
     amqpExchange,
     heartbeatIntervalMs: reader.int('HEARTBEAT_INTERVAL_MS', 10_000, { min: 100, max: 3_600_000 }),
     logLevel: reader.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
