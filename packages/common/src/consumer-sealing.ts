@@ -16,6 +16,16 @@ import type { Logger } from './logger';
  * Both rings use the KeyRing text form `id:BASE64`: private keys are 32-byte X25519 scalars, public
  * keys the 32-byte X25519 public values (publicRingOf derives them).
  */
+/** What a producer needs: ConsumerSealer, or the symmetric MessageSealer while a migration lasts. */
+export interface MessageSealing {
+  seal(plaintext: string): string;
+}
+
+/** What a consumer needs to open a message. */
+export interface MessageOpening {
+  open(sealed: string): string;
+}
+
 export const CONSUMER_SEAL_PREFIX = 'x25519:';
 
 const PUBLIC_KEY_BYTES = 32;
