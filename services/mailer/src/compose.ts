@@ -2,7 +2,7 @@ import {
   Counter, Lifecycle, createAdminApp, createLogger, createRegistry, listen, systemClock,
   type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Registry,
 } from '@vanish/common';
-import { HeartbeatPublisher, RabbitMqBus } from '@vanish/bus';
+import { HeartbeatPublisher, RabbitMqBus, dlqName } from '@vanish/bus';
 import type { MailerConfig } from './config';
 import { configureKnex } from './adapters/db/configure-knex';
 import { KnexMailerStore } from './adapters/db/knex-mailer-store';
@@ -19,6 +19,8 @@ import { RetryPolicy } from './domain/retry-policy';
 import { UnsubscribeService } from './domain/unsubscribe-service';
 import { UnsubscribeTokens } from './domain/unsubscribe-tokens';
 import { createMailerApp } from './http/create-app';
+import { RabbitMqDeadLetterQueue } from './adapters/amqp/rabbitmq-dead-letter-queue';
+import { DeadLetterSweeper } from './jobs/dead-letter-sweeper';
 import { DeliveryRecordPurger } from './jobs/delivery-record-purger';
 import { EmailHealthProbe } from './jobs/email-health';
 import { createMailerMetrics } from './metrics';
@@ -64,7 +66,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const observer = createMailerMetrics(registry);
   const legacyOpened = new Counter({
     name: 'mailer_legacy_mail_commands_opened_total',
-    help: 'Mail commands that opened only with the legacy symmetric MAIL_KEYS ring (the migration is drained when this stays flat)',
+    help: 'Mail command deliveries (retries included) that opened only with the legacy symmetric MAIL_KEYS ring; the migration is drained when it stays flat',
     registers: [registry],
   });
   const service = new MailDeliveryService({
@@ -105,6 +107,14 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
         });
         lifecycle.add('bus', () => rabbit.close());
         bus = rabbit;
+        // Dead-lettered commands still hold a sealed link: dropped after their retention (DECISIONS 1).
+        const sweeper = new DeadLetterSweeper({
+          queue: new RabbitMqDeadLetterQueue({ url: config.amqpUrl, queue: dlqName(config.mailQueue), connectionName: `mailer ${config.instance} dead-letter sweeper` }),
+          clock, retentionMs: config.deadLetterRetentionMs, intervalMs: config.deadLetterSweepIntervalMs,
+          logger: logger.child('mailer/dead-letter-sweeper'),
+        });
+        sweeper.start();
+        lifecycle.add('dead-letter sweeper', () => sweeper.stop());
       }
       if (bus) {
         const consumer = new MailCommandConsumer({
