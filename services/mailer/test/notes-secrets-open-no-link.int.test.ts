@@ -43,7 +43,7 @@ describe('what notes holds does not open a send_link_email link', () => {
       LOOKUP_KEY: key(),
       MAIL_PUBLIC_KEYS: publicRingOf(broker.privateRing).serialize(),
     };
-    const notesEnv = { ...shared, ...notesSecrets, DATABASE_URL: `sqlite:${join(broker.dataDir, 'notes.db')}` };
+    const notesEnv: Record<string, string> = { ...shared, ...notesSecrets, DATABASE_URL: `sqlite:${join(broker.dataDir, 'notes.db')}` };
     const uuids: string[] = [];
     const create = async (port: number, to: string) => {
       const res = await fetch(`http://127.0.0.1:${port}/api/create.php`, {

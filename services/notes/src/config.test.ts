@@ -149,4 +149,10 @@ describe('loadNotesConfig', () => {
     expect(config.mailSealing.kind).toBe('to-mailer');
     expect(config.warnings.join('\n')).toMatch(/MAIL_KEYS is set but no longer used by notes/);
   });
+
+  it('when the all-in-one process is given MAIL_PRIVATE_KEYS beside an old MAIL_KEYS (outside production), then notes seals to its public half', () => {
+    const privateRing = KeyRing.generate('x1');
+    const config = loadNotesConfig({ DATA_DIR: dataDir, MAIL_KEYS: `m0:${KEY(8)}`, MAIL_PRIVATE_KEYS: privateRing.serialize() });
+    expect(config.mailSealing).toEqual({ kind: 'to-mailer', publicKeys: publicRingOf(privateRing) });
+  });
 });

@@ -104,13 +104,15 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
 }
 
 /**
- * MAIL_PUBLIC_KEYS wins; MAIL_KEYS alone keeps the old symmetric sealing (a deployment that has not
+ * MAIL_PUBLIC_KEYS wins (outside production, MAIL_PRIVATE_KEYS too); MAIL_KEYS alone keeps the old symmetric sealing (a deployment that has not
  * given notes the public ring yet, docs/security.md "Migrating mail commands"); neither: the public
  * half of the mailer's private ring generated into DATA_DIR (embedded default; refused in production).
  */
 function loadMailSealing(reader: EnvReader, dataDir: string, logger: Logger): NotesConfig['mailSealing'] | undefined {
   const legacyText = reader.raw('MAIL_KEYS');
-  if (reader.raw('MAIL_PUBLIC_KEYS') === undefined && legacyText !== undefined) {
+  // In one process with the mailer (all-in-one, outside production) MAIL_PRIVATE_KEYS gives the public ring too.
+  const publicRingGiven = reader.raw('MAIL_PUBLIC_KEYS') !== undefined || (!reader.isProduction && reader.raw('MAIL_PRIVATE_KEYS') !== undefined);
+  if (!publicRingGiven && legacyText !== undefined) {
     try {
       const keys = KeyRing.parse(legacyText);
       logger.warn('MAIL_KEYS: mail commands are sealed with the symmetric legacy ring, which opens them for whoever holds the notes secrets; set MAIL_PUBLIC_KEYS (the mailer\'s public keys) and remove MAIL_KEYS from notes');
