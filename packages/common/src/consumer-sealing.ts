@@ -62,13 +62,17 @@ export function isSealedToConsumer(sealed: string): boolean {
 
 /** The producer's half: seals to the first public key of the consumer's ring. */
 export class ConsumerSealer {
-  constructor(private readonly publicRing: KeyRing, private readonly purpose: string) {}
+  private readonly recipientKey: KeyObject;
+
+  constructor(private readonly publicRing: KeyRing, private readonly purpose: string) {
+    this.recipientKey = publicKeyObject(publicRing.current.material);
+  }
 
   seal(plaintext: string): string {
     const recipient = this.publicRing.current;
     const ephemeral = generateKeyPairSync('x25519');
     const ephemeralPublic = rawPublicKey(ephemeral.publicKey);
-    const shared = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: publicKeyObject(recipient.material) });
+    const shared = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: this.recipientKey });
     const label = `${this.purpose}:${recipient.id}`;
     const key = messageKey(shared, ephemeralPublic, recipient.material, label);
     const box = aeadSeal(key, Buffer.from(plaintext, 'utf8'), Buffer.from(label));
@@ -78,10 +82,13 @@ export class ConsumerSealer {
 
 /** The consumer's half: opens with whichever private key the message names. */
 export class ConsumerOpener {
-  private readonly publicById: Map<string, Buffer>;
+  private readonly byId: Map<string, { privateKey: KeyObject; publicMaterial: Buffer }>;
 
-  constructor(private readonly privateRing: KeyRing, private readonly purpose: string) {
-    this.publicById = new Map(publicRingOf(privateRing).keys.map((key) => [key.id, key.material]));
+  constructor(privateRing: KeyRing, private readonly purpose: string) {
+    this.byId = new Map(privateRing.keys.map((key) => {
+      const privateKey = privateKeyObject(key.material);
+      return [key.id, { privateKey, publicMaterial: rawPublicKey(createPublicKey(privateKey)) }];
+    }));
   }
 
   /** Throws when the key id is unknown, the key is wrong, or a single bit changed. */
@@ -90,15 +97,14 @@ export class ConsumerOpener {
     const rest = sealed.slice(CONSUMER_SEAL_PREFIX.length);
     const dot = rest.indexOf('.');
     const id = dot > 0 ? rest.slice(0, dot) : '';
-    const key = this.privateRing.find(id);
-    const recipientPublic = this.publicById.get(id);
-    if (!key || !recipientPublic) throw new Error('sealed message names an unknown key');
+    const key = this.byId.get(id);
+    if (!key) throw new Error('sealed message names an unknown key');
     const bytes = Buffer.from(rest.slice(dot + 1), 'base64');
     if (bytes.length < PUBLIC_KEY_BYTES + 28) throw new Error('sealed message too short');
     const ephemeralPublic = bytes.subarray(0, PUBLIC_KEY_BYTES);
-    const shared = diffieHellman({ privateKey: privateKeyObject(key.material), publicKey: publicKeyObject(ephemeralPublic) });
+    const shared = diffieHellman({ privateKey: key.privateKey, publicKey: publicKeyObject(ephemeralPublic) });
     const label = `${this.purpose}:${id}`;
-    const messageKeyBytes = messageKey(shared, ephemeralPublic, recipientPublic, label);
+    const messageKeyBytes = messageKey(shared, ephemeralPublic, key.publicMaterial, label);
     return aeadOpen(messageKeyBytes, bytes.subarray(PUBLIC_KEY_BYTES), Buffer.from(label)).toString('utf8');
   }
 }
