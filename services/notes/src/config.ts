@@ -104,9 +104,10 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
 }
 
 /**
- * MAIL_PUBLIC_KEYS wins (outside production, MAIL_PRIVATE_KEYS too); MAIL_KEYS alone keeps the old symmetric sealing (a deployment that has not
- * given notes the public ring yet, docs/security.md "Migrating mail commands"); neither: the public
- * half of the mailer's private ring generated into DATA_DIR (embedded default; refused in production).
+ * MAIL_PUBLIC_KEYS wins (outside production, MAIL_PRIVATE_KEYS too); MAIL_KEYS alone keeps the old
+ * symmetric sealing (a deployment that has not given notes the public ring yet: docs/operations.md,
+ * "Migrating from MAIL_KEYS"); neither: the public half of the mailer's private ring generated into
+ * DATA_DIR (embedded default; refused in production).
  */
 function loadMailSealing(reader: EnvReader, dataDir: string, logger: Logger): NotesConfig['mailSealing'] | undefined {
   const legacyText = reader.raw('MAIL_KEYS');
