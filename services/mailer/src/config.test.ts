@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, KeyRing } from '@vanish/common';
@@ -19,9 +19,11 @@ describe('loadMailerConfig', () => {
     expect(config.mailFrom).toBe('notes@localhost');
     expect(config.quotaPerHour).toBe(10);
     expect(config.quotaPerDay).toBe(50);
-    expect(config.hashKeySource).toBe('derived-from-MAIL_KEYS');
-    expect(config.hashKey).toEqual(deriveHashKey(config.mailKeys));
-    expect(loadMailerConfig({ DATA_DIR: dir }).mailKeys.serialize()).toBe(config.mailKeys.serialize());
+    expect(config.hashKeySource).toBe('derived-from-MAIL_PRIVATE_KEYS');
+    expect(config.hashKey).toEqual(deriveHashKey(config.mailPrivateKeys));
+    expect(config.legacyMailKeys).toBeUndefined();
+    expect(config.deadLetterRetentionMs).toBe(7 * 24 * 3_600_000);
+    expect(loadMailerConfig({ DATA_DIR: dir }).mailPrivateKeys.serialize()).toBe(config.mailPrivateKeys.serialize());
   });
 
   it('when SMTP_URL and the rest are set, then they are used', () => {
@@ -60,7 +62,8 @@ describe('loadMailerConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const text = error!.problems.join('\n');
-    for (const name of ['DATABASE_URL', 'AMQP_URL', 'SMTP_URL', 'MAIL_KEYS', 'PUBLIC_BASE_URL']) expect(text).toContain(name);
+    for (const name of ['DATABASE_URL', 'AMQP_URL', 'SMTP_URL', 'MAIL_PRIVATE_KEYS', 'PUBLIC_BASE_URL']) expect(text).toContain(name);
+    expect(text).not.toContain('MAIL_KEYS:');
   });
 
   describe('PUBLIC_BASE_URL in e-mailed links', () => {
@@ -90,5 +93,25 @@ describe('loadMailerConfig', () => {
   it('when values are malformed, then every problem is reported at once', () => {
     expect(() => loadMailerConfig({ DATA_DIR: dataDir(), SMTP_URL: 'http://x', MAIL_FROM: 'A <a@b.c>', MAILER_HASH_KEY: 'c2hvcnQ=', MAIL_QUOTA_PER_HOUR: 'x' }))
       .toThrow(/SMTP_URL[\s\S]*MAIL_FROM[\s\S]*MAILER_HASH_KEY[\s\S]*MAIL_QUOTA_PER_HOUR/);
+  });
+
+  it('when MAIL_KEYS is set beside MAIL_PRIVATE_KEYS (the migration), then it is the legacy ring and the hash key stays derived from it', () => {
+    const config = loadMailerConfig({ DATA_DIR: dataDir(), MAIL_KEYS: keys, MAIL_PRIVATE_KEYS: KeyRing.generate('x1').serialize() });
+    expect(config.legacyMailKeys?.serialize()).toBe(keys);
+    expect(config.hashKeySource).toBe('derived-from-MAIL_KEYS');
+    expect(config.hashKey).toEqual(deriveHashKey(KeyRing.parse(keys)));
+  });
+
+  it('when an older version generated MAIL_KEYS into DATA_DIR, then it still opens the commands queued then (never generated again)', () => {
+    const dir = dataDir();
+    mkdirSync(join(dir, 'keys'));
+    writeFileSync(join(dir, 'keys', 'mail_keys.txt'), `${keys}\n`);
+    expect(loadMailerConfig({ DATA_DIR: dir }).legacyMailKeys?.serialize()).toBe(keys);
+    expect(loadMailerConfig({ DATA_DIR: dataDir() }).legacyMailKeys).toBeUndefined();
+  });
+
+  it('when the dead-letter retention is set, then it is used; below a second it is refused', () => {
+    expect(loadMailerConfig({ DATA_DIR: dataDir(), MAIL_DEAD_LETTER_RETENTION_MS: '60000' }).deadLetterRetentionMs).toBe(60000);
+    expect(() => loadMailerConfig({ DATA_DIR: dataDir(), MAIL_DEAD_LETTER_RETENTION_MS: '5' })).toThrow(/MAIL_DEAD_LETTER_RETENTION_MS/);
   });
 });

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import type { Knex } from 'knex';
 import {
-  Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
+  ConsumerSealer, Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
   createRegistry, errorHandler, httpMetrics, listen, requestId, systemClock, type Clock, type Listening, type Logger,
   type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry,
 } from '@vanish/common';
@@ -90,7 +90,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const notes = new NoteService({
     store,
     crypto,
-    mailSealer: new MessageSealer(config.mailKeys, MAIL_SEAL_PURPOSE),
+    mailSealer: config.mailSealing.kind === 'to-mailer'
+      ? new ConsumerSealer(config.mailSealing.publicKeys, MAIL_SEAL_PURPOSE)
+      : new MessageSealer(config.mailSealing.keys, MAIL_SEAL_PURPOSE),
     clock,
     publicBaseUrl: config.publicBaseUrl,
     retentionHours: config.noteRetentionHours,

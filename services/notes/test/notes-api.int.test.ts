@@ -57,7 +57,7 @@ describe.each(engines)('notes API on %s', (_engine, makeDatabase) => {
     dataDir = mkdtempSync(join(tmpdir(), 'notes-api-data-'));
     const config = loadNotesConfig({
       PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: database.url,
-      PUBLIC_BASE_URL, MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_KEYS: `m1:${KEY(3)}`,
+      PUBLIC_BASE_URL, MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_PUBLIC_KEYS: `m1:${KEY(3)}`,
       SWEEP_INTERVAL_MS: '3600000',
     });
     service = await createNotesService(config, {
