@@ -73,7 +73,7 @@ describe('loadGatewayConfig', () => {
 });
 
 describe('loadGatewayConfig refuses insecure explicit values in production', () => {
-  const production = { NODE_ENV: 'production', LIMITER_KEY: key, REDIS_URL: 'redis://127.0.0.1:6379', PUBLIC_BASE_URL: 'https://vanish.example', REQUIRE_HTTPS: 'true', TRUST_PROXY: '1' };
+  const production = { NODE_ENV: 'production', LIMITER_KEY: key, REDIS_URL: 'rediss://127.0.0.1:6379', PUBLIC_BASE_URL: 'https://vanish.example', REQUIRE_HTTPS: 'true', TRUST_PROXY: '1' };
   const development = { ...production, NODE_ENV: 'development' };
 
   function problemsOf(env: Record<string, string>): string[] {
@@ -119,7 +119,7 @@ describe('the start-up warning for a TRUST_PROXY that trusts networks', () => {
   function warningsFor(trustProxy: string, nodeEnv = 'development'): Array<{ msg: string; fields?: Record<string, unknown> }> {
     const warnings: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
     const logger: Logger = { ...silentLogger, warn: (msg, fields) => { warnings.push({ msg, fields }); }, child: () => logger };
-    loadGatewayConfig({ NODE_ENV: nodeEnv, LIMITER_KEY: key, REDIS_URL: 'redis://127.0.0.1:6379', TRUST_PROXY: trustProxy }, logger);
+    loadGatewayConfig({ NODE_ENV: nodeEnv, LIMITER_KEY: key, REDIS_URL: 'rediss://127.0.0.1:6379', TRUST_PROXY: trustProxy }, logger);
     return warnings;
   }
 

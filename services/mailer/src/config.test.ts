@@ -6,6 +6,7 @@ import { deriveHashKey, loadMailerConfig } from './config';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'mailer-config-'));
 const keys = KeyRing.generate('m1').serialize();
+const privateKeys = KeyRing.generate('x1').serialize();
 
 describe('loadMailerConfig', () => {
   it('when nothing is set, then the embedded defaults are used (file mail, SQLite in DATA_DIR, generated keys)', () => {
@@ -42,7 +43,7 @@ describe('loadMailerConfig', () => {
 
   it('when production sends through smtp:// without required STARTTLS, then it refuses unless SMTP_ALLOW_PLAINTEXT=true', () => {
     const env = {
-      NODE_ENV: 'production', DATA_DIR: dataDir(), MAIL_KEYS: keys, PUBLIC_BASE_URL: 'https://vanish.example',
+      NODE_ENV: 'production', DATA_DIR: dataDir(), MAIL_PRIVATE_KEYS: privateKeys, PUBLIC_BASE_URL: 'https://vanish.example',
       DATABASE_URL: 'mysql://m:p@db/mailer?ssl-mode=VERIFY_IDENTITY', AMQP_URL: 'amqps://u:p@mq', SMTP_URL: 'smtp://mail.example.com:587',
     };
     expect(() => loadMailerConfig(env)).toThrow(/SMTP_URL: smtp:\/\/ uses STARTTLS only when offered[\s\S]*SMTP_ALLOW_PLAINTEXT=true/);
@@ -68,8 +69,8 @@ describe('loadMailerConfig', () => {
 
   describe('PUBLIC_BASE_URL in e-mailed links', () => {
     const production = () => ({
-      NODE_ENV: 'production', DATA_DIR: dataDir(), DATABASE_URL: 'mysql://root@127.0.0.1:3306/m', AMQP_URL: 'amqp://localhost',
-      SMTP_URL: 'smtps://u:p@mail.example.com', MAIL_KEYS: keys, PUBLIC_BASE_URL: 'https://vanish.example',
+      NODE_ENV: 'production', DATA_DIR: dataDir(), DATABASE_URL: 'mysql://root@127.0.0.1:3306/m?ssl-mode=VERIFY_IDENTITY', AMQP_URL: 'amqps://localhost',
+      SMTP_URL: 'smtps://u:p@mail.example.com', MAIL_PRIVATE_KEYS: privateKeys, PUBLIC_BASE_URL: 'https://vanish.example',
     });
 
     it('when NODE_ENV=production names an http:// origin, then it refuses, naming PUBLIC_BASE_URL', () => {
