@@ -7,7 +7,7 @@
 // client, SAMPLES each, and the medians are compared. A gap over 5% would be a bug.
 import { randomUUID } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { silentLogger } from '@vanish/common';
+import { KeyRing, publicRingOf, silentLogger } from '@vanish/common';
 import { createNotesService, loadNotesConfig } from '@vanish/notes';
 import { freePort, percentile, randomKey, randomSuffix } from './bench-lib';
 
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const config = loadNotesConfig({
     PORT: String(port), ADMIN_PORT: '0', DATABASE_URL: `${MARIADB}/${database}`, LOG_LEVEL: 'silent',
-    MASTER_KEYS: `k1:${randomKey()}`, LOOKUP_KEY: randomKey(), MAIL_KEYS: `m1:${randomKey()}`,
+    MASTER_KEYS: `k1:${randomKey()}`, LOOKUP_KEY: randomKey(), MAIL_PUBLIC_KEYS: publicRingOf(KeyRing.generate('m1')).serialize(),
     SWEEP_INTERVAL_MS: String(24 * 3600 * 1000), DATA_DIR: '/tmp',
   });
   const service = await createNotesService(config, { logger: silentLogger });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import mysql from 'mysql2/promise';
 import { SMTPServer } from 'smtp-server';
-import { KeyRing, MAIL_SEAL_PURPOSE, MessageSealer, silentLogger } from '@vanish/common';
+import { ConsumerSealer, KeyRing, MAIL_SEAL_PURPOSE, publicRingOf, silentLogger } from '@vanish/common';
 import { RabbitMqBus } from '@vanish/bus';
 import { SmtpMailTransport } from '@vanish/mailer';
 import { ROOT, fmt, log, loadAverage, machine, sleep, startNode, waitReady } from './bench-lib';
@@ -68,12 +68,12 @@ async function pipeline(): Promise<number> {
   const exchange = `bench.mailer.${randomBytes(4).toString('hex')}`;
   const queue = `${exchange}.mail-commands`;
   const ring = KeyRing.generate('b1');
-  const sealer = new MessageSealer(ring, MAIL_SEAL_PURPOSE);
+  const sealer = new ConsumerSealer(publicRingOf(ring), MAIL_SEAL_PURPOSE);
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-mailer-'));
   const adminPort = 19000 + Math.floor(Math.random() * 1000);
   const mailer = startNode('mailer', [join(ROOT, 'services/mailer/dist/main.js')], {
     PORT: '0', ADMIN_PORT: String(adminPort), DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbName}`,
-    AMQP_URL, AMQP_EXCHANGE: exchange, MAIL_QUEUE: queue, SMTP_URL: sink.url, MAIL_KEYS: ring.serialize(),
+    AMQP_URL, AMQP_EXCHANGE: exchange, MAIL_QUEUE: queue, SMTP_URL: sink.url, MAIL_PRIVATE_KEYS: ring.serialize(),
     MAIL_QUOTA_PER_HOUR: '1000000', MAIL_QUOTA_PER_DAY: '1000000', LOG_LEVEL: 'warn', MAIL_PREFETCH: String(CONCURRENCY),
   }, dataDir);
   const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });

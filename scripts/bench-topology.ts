@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
+import { KeyRing, publicRingOf } from '@vanish/common';
 import { ROOT, freePort, randomKey, randomSuffix, startNode, waitReady, type Child, type LoadOptions } from './bench-lib';
 
 export const HIGH_LIMIT = '1000000';
@@ -59,7 +60,7 @@ export async function startTopology(options: {
     stats: [await freePort(), await freePort()], mailer: [await freePort(), await freePort()],
   };
   const baseUrl = `http://127.0.0.1:${ports.gateway[0]}`;
-  const mailKeys = `m1:${randomKey()}`;
+  const mailPrivateKeys = KeyRing.parse(`m1:${randomKey()}`);
   // NODE_OPTIONS as the images set it (services/*/Dockerfile), so the processes run as in a container.
   const common = {
     DATA_DIR: dataDir, LOG_LEVEL: logLevel, AMQP_URL: amqpUrl, PUBLIC_BASE_URL: baseUrl, HEARTBEAT_INTERVAL_MS: '2000',
@@ -72,13 +73,13 @@ export async function startTopology(options: {
 
   const notes = startNode('notes', main('notes'), {
     ...common, ...listen('notes'), DATABASE_URL: dbUrl(databases.notes),
-    MASTER_KEYS: `k1:${randomKey()}`, LOOKUP_KEY: randomKey(), MAIL_KEYS: mailKeys,
+    MASTER_KEYS: `k1:${randomKey()}`, LOOKUP_KEY: randomKey(), MAIL_PUBLIC_KEYS: publicRingOf(mailPrivateKeys).serialize(),
   }, logDir);
   children.push(notes);
   const stats = startNode('stats', main('stats'), { ...common, ...listen('stats'), DATABASE_URL: dbUrl(databases.stats) }, logDir);
   children.push(stats);
   const mailer = startNode('mailer', main('mailer'), {
-    ...common, ...listen('mailer'), DATABASE_URL: dbUrl(databases.mailer), MAIL_KEYS: mailKeys,
+    ...common, ...listen('mailer'), DATABASE_URL: dbUrl(databases.mailer), MAIL_PRIVATE_KEYS: mailPrivateKeys.serialize(),
   }, logDir);
   children.push(mailer);
   const gateway = startNode('gateway', main('gateway'), {

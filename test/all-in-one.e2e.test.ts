@@ -125,6 +125,20 @@ describe('npm start (all-in-one) in an empty data directory', () => {
     }
   });
 
+  it('when a note is created with send_link_email, then its mailer writes the e-mail, sealed on the way to the mailer\'s key generated in DATA_DIR', async () => {
+    const response = await callApi(gateway, 'POST', '/api/create.php', { content: 'mailed note', send_link_email: 'friend@example.com' });
+    expect(response.status).toBe(200);
+    const outbox = path.join(dataDir, 'outbox');
+    const emlWithLink = () => (existsSync(outbox) ? readdirSync(outbox) : [])
+      .map((name) => readFileSync(path.join(outbox, name), 'utf8').replace(/=\r?\n/g, ''))
+      .find((text) => text.includes(response.body.url));
+    for (let i = 0; i < 100 && !emlWithLink(); i++) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(emlWithLink()).toBeDefined();
+    // DECISIONS 1: one private ring (the mailer's), no symmetric ring shared with notes.
+    expect(readdirSync(path.join(dataDir, 'keys')).sort()).toEqual(['limiter_key.txt', 'lookup_key.txt', 'mail_private_keys.txt', 'master_keys.txt']);
+    expect(readFileSync(path.join(dataDir, 'notes.db')).includes(response.body.uuid)).toBe(false);
+  });
+
   it('when stopped with SIGTERM and started again on the same DATA_DIR, then it exits 0 and the note is still there', async () => {
     const exit = await app!.stop();
     expect(exit).toEqual({ code: 0, signal: null });

@@ -8,7 +8,7 @@ import { runProcess, type RunningProcess } from '@vanish/testkit/process';
 import { deleteRabbitObjects } from '@vanish/testkit/rabbitmq';
 import { requireService } from '@vanish/testkit/services';
 import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
-import { callApi, CLEARED_ENV, testKey } from './support/api-client';
+import { callApi, CLEARED_ENV, testKey, testMailKeys } from './support/api-client';
 
 // The deployed shape: four separate processes (as their containers run them) on the machine's
 // MariaDB, RabbitMQ and Redis, each with its own database, on an exchange and queue names of this
@@ -56,7 +56,6 @@ describe('the four services as separate processes on MariaDB, RabbitMQ and Redis
       PUBLIC_BASE_URL: gateway,
       AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
       AMQP_EXCHANGE: tag,
-      MAIL_KEYS: testKey('m1'),
       HEARTBEAT_INTERVAL_MS: '1000',
     };
     const start = (service: string, env: Record<string, string | undefined>) =>
@@ -71,9 +70,9 @@ describe('the four services as separate processes on MariaDB, RabbitMQ and Redis
         return child;
       });
 
-    await start('notes', { DATABASE_URL: notesDb.url, MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey() });
+    await start('notes', { DATABASE_URL: notesDb.url, MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey(), ...testMailKeys().notes });
     await start('stats', { DATABASE_URL: statsDb.url, AMQP_QUEUE_PREFIX: `${tag}.` });
-    await start('mailer', { DATABASE_URL: mailerDb.url, SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands` });
+    await start('mailer', { DATABASE_URL: mailerDb.url, SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, ...testMailKeys().mailer });
     await start('gateway', {
       NOTES_URL: `http://127.0.0.1:${ports.notes[0]}`,
       STATS_URL: `http://127.0.0.1:${ports.stats[0]}`,

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { KeyRing, publicRingOf } from '@vanish/common';
 import { createTestDatabase, type TestDatabase } from '@vanish/testkit/mariadb';
 import { freePort, waitFor } from '@vanish/testkit/net';
 import { deleteRabbitObjects } from '@vanish/testkit/rabbitmq';
@@ -99,18 +100,21 @@ describe('the four images, built with podman and run as containers', () => {
     for (const service of SERVICES) ports[service] = { port: await freePort(), admin: await freePort() };
     gateway = `http://127.0.0.1:${ports.gateway.port}`;
 
-    const mailKeys = key('m1');
+    const mailPrivateKeys = KeyRing.parse(key('m1'));
     const env: Record<Service, Record<string, string>> = {
-      // The gateway is on http://127.0.0.1 here: production refuses an http origin unless told it is private.
-      notes: { DATABASE_URL: databases[0]!.url, MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_KEYS: mailKeys, PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
-      stats: { DATABASE_URL: databases[1]!.url, AMQP_QUEUE_PREFIX: `${tag}.` },
-      mailer: { DATABASE_URL: databases[2]!.url, MAIL_KEYS: mailKeys, SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
+      // The gateway is on http://127.0.0.1 here: production refuses an http origin unless told it is private,
+      // and plaintext connections to the machine's servers (which have no TLS) unless told so by name.
+      notes: { DATABASE_URL: databases[0]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_PUBLIC_KEYS: publicRingOf(mailPrivateKeys).serialize(), PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
+      stats: { DATABASE_URL: databases[1]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', AMQP_QUEUE_PREFIX: `${tag}.` },
+      mailer: { DATABASE_URL: databases[2]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', MAIL_PRIVATE_KEYS: mailPrivateKeys.serialize(), SMTP_URL: sink.url, SMTP_ALLOW_PLAINTEXT: 'true', MAIL_QUEUE: `${tag}.mailer.mail-commands`, PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
       gateway: {
         NOTES_URL: `http://127.0.0.1:${ports.notes.port}`, STATS_URL: `http://127.0.0.1:${ports.stats.port}`, MAILER_URL: `http://127.0.0.1:${ports.mailer.port}`,
-        REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_KEY_PREFIX: `${tag}:`, LIMITER_KEY: key(), PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true',
+        REDIS_URL: 'redis://127.0.0.1:6379', REDIS_ALLOW_PLAINTEXT: 'true', RATE_LIMIT_KEY_PREFIX: `${tag}:`, LIMITER_KEY: key(), PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true',
       },
     };
-    const amqp = { AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672', AMQP_EXCHANGE: tag, HEARTBEAT_INTERVAL_MS: '1000' };
+    // The machine's MariaDB, RabbitMQ, Redis and the SMTP sink have no TLS listeners: production mode
+    // accepts them only through the named plaintext opt-outs (docs/operations.md, TLS to dependencies).
+    const amqp = { AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672', AMQP_ALLOW_PLAINTEXT: 'true', AMQP_EXCHANGE: tag, HEARTBEAT_INTERVAL_MS: '1000' };
 
     // 4. Start them as a hardened deployment would: the image's NODE_ENV=production, read-only root,
     //    no capabilities, an init as PID 1, the image's own (non-root) user.

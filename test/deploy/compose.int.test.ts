@@ -165,7 +165,11 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(composeEnv(compose, 'gateway')).filter((k) => k.endsWith('_KEYS') || k.endsWith('_KEY'))).toEqual(['LIMITER_KEY']);
     expect(composeEnv(compose, 'mailer').MASTER_KEYS).toBeUndefined();
     expect(composeEnv(compose, 'mailer').LOOKUP_KEY).toBeUndefined();
-    expect(composeEnv(compose, 'mailer').MAIL_KEYS).toBe(composeEnv(compose, 'notes').MAIL_KEYS);
+    // Mail commands are sealed to the mailer: its private ring is its own, notes gets the public one.
+    expect(composeEnv(compose, 'mailer').MAIL_PRIVATE_KEYS).toBeDefined();
+    expect(composeEnv(compose, 'notes').MAIL_PRIVATE_KEYS).toBeUndefined();
+    expect(composeEnv(compose, 'notes').MAIL_KEYS).toBeUndefined();
+    expect(composeEnv(compose, 'notes').MAIL_PUBLIC_KEYS).toBeDefined();
   });
 
   it('when Prometheus runs in compose, then it scrapes every admin port and loads the alert rules', () => {
@@ -209,7 +213,7 @@ describe('Dockerfiles', () => {
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", ".*\/healthz/m);
     expect(runtime).toContain(`'${PORTS[service].admin}'`);
     // No secret is ever baked into an image.
-    expect(text).not.toMatch(/^(ENV|ARG)\b.*\b(MASTER_KEYS|LOOKUP_KEY|MAIL_KEYS|MAILER_HASH_KEY|DATABASE_URL|AMQP_URL|SMTP_URL|REDIS_URL|PASSWORD)\b/m);
+    expect(text).not.toMatch(/^(ENV|ARG)\b.*\b(MASTER_KEYS|LOOKUP_KEY|MAIL_KEYS|MAIL_PRIVATE_KEYS|MAILER_HASH_KEY|DATABASE_URL|AMQP_URL|SMTP_URL|REDIS_URL|PASSWORD)\b/m);
     expect(text).not.toMatch(/COPY .*\.env/);
   });
 

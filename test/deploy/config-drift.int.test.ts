@@ -5,7 +5,7 @@
 // as production only their insecure values would be refused), and every variable the deploy files set
 // must be one the loader actually reads (a misspelt variable would otherwise be silently ignored).
 import { randomBytes } from 'node:crypto';
-import { ConfigError, silentLogger, type Logger } from '@vanish/common';
+import { ConfigError, publicRingOf, silentLogger, type Logger } from '@vanish/common';
 import { loadGatewayConfig } from '../../services/gateway/src/config';
 import { loadMailerConfig } from '../../services/mailer/src/config';
 import { loadNotesConfig } from '../../services/notes/src/config';
@@ -100,11 +100,22 @@ describe('deploy environments against the services\' own config loaders', () => 
     expect(loadNotesConfig(k8sEnvOf(objects, 'notes', secrets)).publicBaseUrl).toMatch(/^https:\/\//);
   });
 
-  it('when compose is loaded, then HTTPS is not required on localhost and notes and mailer share MAIL_KEYS', () => {
+  it('when compose is loaded, then HTTPS is not required on localhost and notes holds only the public half of the mailer\'s mail keys', () => {
     expect(loadGatewayConfig(composeEnv(compose, 'gateway')).requireHttps).toBe(false);
-    const notes = loadNotesConfig(composeEnv(compose, 'notes'));
+    const notesEnv = composeEnv(compose, 'notes');
+    const notes = loadNotesConfig(notesEnv);
     const mailer = loadMailerConfig(composeEnv(compose, 'mailer'));
-    expect(notes.mailKeys.serialize()).toBe(mailer.mailKeys.serialize());
+    expect(notes.mailSealing).toEqual({ kind: 'to-mailer', publicKeys: publicRingOf(mailer.mailPrivateKeys) });
+    expect(Object.keys(notesEnv).filter((name) => /^MAIL_(KEYS|PRIVATE_KEYS)/.test(name))).toEqual([]);
+  });
+
+  it.each(['dev', 'prod'] as const)('when the %s overlay is built, then only the mailer references the Secret with the private mail keys', (overlay) => {
+    const objects = kustomize(overlay);
+    const referencing = objects.filter((o) => JSON.stringify(o.spec?.template ?? {}).includes('"mailer-mail-keys'))
+      .map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(referencing).toEqual(['Deployment/mailer']);
+    const notes = k8sEnvOf(objects, 'notes', filledTemplate());
+    expect(Object.keys(notes).filter((name) => /^MAIL_(KEYS|PRIVATE_KEYS)/.test(name))).toEqual([]);
   });
 
   it('when a deploy file misspells a variable, then the unread-variable check names it (the check is not a no-op)', () => {

@@ -2,7 +2,7 @@
 // deploy tests. Everything here is offline: kubectl only renders (`kubectl kustomize`), it never
 // talks to a cluster.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 
@@ -121,9 +121,12 @@ export function k8sEnv(objects: readonly K8sObject[], deployment: string, secret
 /** The Secret template (base/secret-template.yaml): name -> keys with placeholder values. */
 export function secretTemplate(): Record<string, Record<string, string>> {
   const out: Record<string, Record<string, string>> = {};
-  for (const doc of YAML.parseAllDocuments(readText('deploy/k8s/base/secret-template.yaml'))) {
-    const secret = doc.toJSON() as K8sObject;
-    out[secret.metadata.name] = dataOf(secret);
+  const templates = readdirSync(join(ROOT, 'deploy/k8s/base')).filter((f) => /(^|\.)secret-template\.yaml$/.test(f));
+  for (const file of templates) {
+    for (const doc of YAML.parseAllDocuments(readText(`deploy/k8s/base/${file}`))) {
+      const secret = doc.toJSON() as K8sObject;
+      out[secret.metadata.name] = dataOf(secret);
+    }
   }
   return out;
 }

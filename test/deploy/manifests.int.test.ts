@@ -241,9 +241,11 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
     }
     const keys = (name: string) => Object.keys(template[name]!).sort();
     expect(keys('gateway-secrets')).toEqual(['LIMITER_KEY', 'REDIS_URL']);
-    expect(keys('notes-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'LOOKUP_KEY', 'MAIL_KEYS', 'MASTER_KEYS']);
+    // notes holds only the mailer's PUBLIC ring: it cannot open the mail commands it seals (DECISIONS 1).
+    expect(keys('notes-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS', 'MASTER_KEYS']);
     expect(keys('stats-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL']);
-    expect(keys('mailer-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'MAILER_HASH_KEY', 'MAIL_KEYS', 'SMTP_URL']);
+    expect(keys('mailer-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'MAILER_HASH_KEY', 'SMTP_URL']);
+    expect(keys('mailer-mail-keys')).toEqual(['MAIL_PRIVATE_KEYS']);
     for (const service of ['notes', 'stats', 'mailer']) {
       expect(new URL(template[`${service}-secrets`]!.AMQP_URL!).username).toBe(service);
       expect(new URL(template[`${service}-secrets`]!.DATABASE_URL!).username).toBe(`vanish_${service}`);

@@ -1,3 +1,4 @@
+import { KeyRing, publicRingOf } from '@vanish/common';
 import { checkApiAnswer } from '@vanish/testkit/openapi';
 
 export interface ApiResponse {
@@ -31,12 +32,19 @@ export function testKey(id?: string): string {
   return id ? `${id}:${material.toString('base64')}` : material.toString('base64');
 }
 
+/** The mailer's mail key pair for tests: the mailer gets the private ring, notes only the public one (DECISIONS 1). */
+export function testMailKeys(): { mailer: { MAIL_PRIVATE_KEYS: string }; notes: { MAIL_PUBLIC_KEYS: string } } {
+  const privateRing = KeyRing.parse(testKey('m1'));
+  return { mailer: { MAIL_PRIVATE_KEYS: privateRing.serialize() }, notes: { MAIL_PUBLIC_KEYS: publicRingOf(privateRing).serialize() } };
+}
+
 /** Variables a test process must not inherit from the shell or CI that runs it (DECISIONS 10 and friends). */
 export const CLEARED_ENV: Record<string, undefined> = Object.fromEntries(
   [
     'NODE_ENV', 'PORT', 'ADMIN_PORT', 'DATA_DIR', 'PUBLIC_BASE_URL', 'DATABASE_URL', 'REDIS_URL', 'AMQP_URL', 'AMQP_EXCHANGE', 'AMQP_QUEUE_PREFIX', 'MAIL_QUEUE',
     'SMTP_URL', 'MAIL_FROM', 'MASTER_KEYS', 'LOOKUP_KEY', 'MAIL_KEYS', 'MASTER_KEYS_FILE', 'LOOKUP_KEY_FILE', 'MAIL_KEYS_FILE',
     'HOST', 'ADMIN_HOST', 'ALLOW_INSECURE_PUBLIC_BASE_URL', 'CORS_ORIGINS', 'TRUST_PROXY', 'REQUIRE_HTTPS', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'NOTES_URL', 'STATS_URL', 'MAILER_URL',
+    'MAIL_PUBLIC_KEYS', 'MAIL_PUBLIC_KEYS_FILE', 'MAIL_PRIVATE_KEYS', 'MAIL_PRIVATE_KEYS_FILE', 'MAIL_DEAD_LETTER_RETENTION_MS',
     'NOTES_DATABASE_URL', 'STATS_DATABASE_URL', 'MAILER_DATABASE_URL', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT',
     'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT', 'RATE_LIMIT_CREATE_PER_HOUR', 'RATE_LIMIT_VIEW_PER_HOUR',
     'RATE_LIMIT_STATS_PER_HOUR', 'RATE_LIMIT_KEY_PREFIX',

@@ -212,6 +212,9 @@ describe('web pages in Chromium', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    expect(res.headers.get('permissions-policy')).toMatch(/^accelerometer=\(\), .*camera=\(\), .*microphone=\(\)/);
   });
 
   it('when the pages are shown on a desktop and a phone, then screenshots are saved for the README', async () => {

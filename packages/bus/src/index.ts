@@ -9,3 +9,4 @@ export * from './heartbeat-publisher';
 export * from './fake-outbox-store';
 export * from './frame-write-coalescing';
 export * from './message-packs';
+export * from './amqp-tls';

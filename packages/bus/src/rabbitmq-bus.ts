@@ -6,6 +6,7 @@ import type {
 } from '@vanish/common';
 import type { Registry } from 'prom-client';
 import { createBusMetrics, type BusMetrics } from './bus-metrics';
+import { amqpSocketOptions, type AmqpTlsSettings } from './amqp-tls';
 import { coalesceFrameWrites } from './frame-write-coalescing';
 import { MAX_PACK_MEMBERS, PACK_CONTENT_TYPE, decodePack, encodePack, type PackMember } from './message-packs';
 import { DEFAULT_PREFETCH, decideOutcome, type DeliveryOutcome } from './delivery-policy';
@@ -15,8 +16,10 @@ import {
 } from './rabbitmq-topology';
 
 export interface RabbitMqBusOptions {
-  /** amqp://user:pass@host:port/vhost */
+  /** amqp://user:pass@host:port/vhost, or amqps:// (TLS, see `tls`) */
   url: string;
+  /** For amqps://: the CA to verify the broker with (amqp-tls.ts). */
+  tls?: AmqpTlsSettings;
   /** The topic exchange (default `vanish`); tests use their own. */
   exchange?: string;
   logger: Logger;
@@ -305,6 +308,7 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer {
     const url = new URL(this.options.url);
     if (!url.searchParams.has('heartbeat')) url.searchParams.set('heartbeat', String(this.options.heartbeatSeconds ?? 5));
     const model = await amqp.connect(url.toString(), {
+      ...amqpSocketOptions(this.options.url, this.options.tls),
       clientProperties: { connection_name: this.connectionName },
       timeout: 5_000,
     });

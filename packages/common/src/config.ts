@@ -129,3 +129,31 @@ export class EnvReader {
     if (this.problems.length > 0) throw new ConfigError(this.problems);
   }
 }
+
+/**
+ * Production refuses a dependency reached in plaintext, or over TLS that does not verify the
+ * server (docs/operations.md, TLS), unless the operator sets `optOut=true` and so names the risk:
+ * a path attacker could read or change that traffic. `risk` says what is wrong, or is undefined
+ * when the connection is verified TLS. Outside production it is allowed.
+ */
+export function refuseInsecureTransportInProduction(
+  reader: EnvReader,
+  check: { variable: string; risk: string | undefined; optOut: string },
+): void {
+  const optedOut = reader.bool(check.optOut, false); // read always: a deploy file may set it outside production too
+  if (!reader.isProduction || check.risk === undefined || optedOut) return;
+  reader.problem(`${check.variable}: ${check.risk}; refused with NODE_ENV=production unless ${check.optOut}=true accepts that a path attacker can read and change this traffic`);
+}
+
+/**
+ * A CA bundle (PEM) to trust for one dependency's TLS, from NAME or the file named by NAME_FILE
+ * (e.g. REDIS_TLS_CA_FILE); undefined when neither is set (Node's public roots are used then).
+ */
+export function readTlsCa(reader: EnvReader, name: string): string | undefined {
+  const pem = reader.raw(name);
+  if (pem !== undefined && !pem.includes('-----BEGIN CERTIFICATE-----')) {
+    reader.problem(`${name}: expected PEM certificates (-----BEGIN CERTIFICATE-----)`);
+    return undefined;
+  }
+  return pem;
+}

@@ -37,7 +37,7 @@ export interface Heartbeat {
   };
 }
 
-/** Mail commands travel sealed under MAIL_KEYS on `mail.send`; the broker sees only ciphertext. */
+/** Mail commands travel on `mail.send` sealed to the mailer (consumer-sealing.ts); the broker sees only ciphertext. */
 export interface MailCommandEnvelope {
   id: string;
   event: 'mail.send';

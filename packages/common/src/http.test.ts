@@ -1,19 +1,33 @@
 import express from 'express';
-import { type Listening, apiHeaders, apiNotFound, errorHandler, jsonBody, listen, methodsOnly, requestId } from './http';
-import { silentLogger } from './logger';
+import { Registry } from 'prom-client';
+import {
+  type Listening, PERMISSIONS_POLICY, apiHeaders, apiNotFound, createAdminApp, errorHandler, jsonBody, listen, methodsOnly, requestId,
+} from './http';
+import { type Logger, silentLogger } from './logger';
+
+/** A logger that keeps what it is given, to show what an answer would have written to the log. */
+function recordingLogger(): Logger & { records: Array<{ level: string; msg: string; fields?: Record<string, unknown> }> } {
+  const records: Array<{ level: string; msg: string; fields?: Record<string, unknown> }> = [];
+  const at = (level: string) => (msg: string, fields?: Record<string, unknown>) => { records.push({ level, msg, fields }); };
+  const logger = { records, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => logger };
+  return logger;
+}
 
 describe('http helpers', () => {
   let server: Listening;
   let base: string;
+  const logged = recordingLogger();
 
   beforeAll(async () => {
     const app = express();
     app.use(requestId, apiHeaders);
     app.all('/api/echo', methodsOnly(['POST']), ...jsonBody(), (req, res) => { res.json({ got: req.body }); });
     app.all('/api/thing', methodsOnly(['GET']), (_req, res) => { res.json({ ok: true }); });
+    app.get('/api/thing/:id', (req, res) => { res.json({ id: req.params.id }); });
     app.get('/api/boom', () => { throw new Error('SELECT * FROM secrets failed'); });
+    app.get('/api/decode-bug', () => { decodeURIComponent('%E0'); });
     app.use('/api', apiNotFound);
-    app.use(errorHandler(silentLogger));
+    app.use(errorHandler(logged));
     server = await listen(app, 0, '127.0.0.1');
     base = `http://127.0.0.1:${server.port}`;
   });
@@ -29,6 +43,9 @@ describe('http helpers', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    expect(res.headers.get('permissions-policy')).toBe(PERMISSIONS_POLICY);
     expect(res.headers.get('api-version')).toBe('1.2.0');
     expect(res.headers.get('x-request-id')).toMatch(/.{8,}/);
   });
@@ -61,10 +78,47 @@ describe('http helpers', () => {
     expect(text).not.toMatch(/SELECT|secrets|at /);
   });
 
+  it('when a path parameter is not valid percent-encoding, then 404 NOT_FOUND, and nothing of the path is logged', async () => {
+    logged.records.length = 0;
+    const secret = '0b7e4bb1-1d5f-4a0e-9c6a-3f1f9d8e2a10';
+    for (const bad of [`${secret}%E0`, '%ff%fe', `%c0%af${secret}`]) {
+      const res = await fetch(`${base}/api/thing/${bad}`);
+      expect(res.status).toBe(404);
+      expect((await res.json()) as unknown).toMatchObject({ code: 'NOT_FOUND', details: { parameter: null } });
+      expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    }
+    expect(logged.records).toEqual([]);
+  });
+
+  it('when a handler of ours throws a URIError, then it stays a 500 (a bug, logged), not a 404', async () => {
+    logged.records.length = 0;
+    const res = await fetch(`${base}/api/decode-bug`);
+    expect(res.status).toBe(500);
+    expect(logged.records.map((record) => record.level)).toEqual(['error']);
+  });
+
   it('when an unknown /api path is asked for, then 404 NOT_FOUND in the error shape', async () => {
     const res = await fetch(`${base}/api/nope`);
     expect(res.status).toBe(404);
     expect((await res.json()) as unknown).toMatchObject({ code: 'NOT_FOUND', details: { parameter: null } });
+  });
+});
+
+describe('the admin app', () => {
+  it('when an unknown path is asked for, then 404 NOT_FOUND in the error shape with the DECISIONS 8 headers, not a page echoing the path', async () => {
+    const admin = await listen(createAdminApp({ registry: new Registry(), checks: [], isDraining: () => false, logger: silentLogger }), 0, '127.0.0.1');
+    try {
+      const res = await fetch(`http://127.0.0.1:${admin.port}/nope%ff<b>`);
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('permissions-policy')).toBe(PERMISSIONS_POLICY);
+      const text = await res.text();
+      expect(JSON.parse(text)).toMatchObject({ code: 'NOT_FOUND' });
+      expect(text).not.toMatch(/nope/);
+    } finally {
+      await admin.close();
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -9,11 +9,27 @@ import type { Logger } from './logger';
 
 export const API_VERSION = '1.2.0';
 
-/** DECISIONS 8: on every answer. */
+/**
+ * Browser features no vanish page uses, switched off for the page and anything it might embed
+ * (clipboard writing, used by the copy button, is left alone).
+ */
+export const PERMISSIONS_POLICY = [
+  'accelerometer', 'autoplay', 'camera', 'display-capture', 'encrypted-media', 'fullscreen', 'geolocation',
+  'gyroscope', 'magnetometer', 'microphone', 'midi', 'payment', 'picture-in-picture', 'publickey-credentials-get',
+  'screen-wake-lock', 'sync-xhr', 'usb', 'xr-spatial-tracking',
+].map((feature) => `${feature}=()`).join(', ');
+
+/**
+ * DECISIONS 8: on every answer. COOP and CORP keep other origins' windows and no-cors requests
+ * away from our pages and answers (CORS requests, which CORS_ORIGINS governs, are not affected).
+ */
 export function baseSecurityHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+  res.setHeader('Permissions-Policy', PERMISSIONS_POLICY);
 }
 
 export const apiHeaders: RequestHandler = (_req, res, next) => {
@@ -40,11 +56,30 @@ export const pageHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
-/** Accept a sane incoming id (a proxy's or the gateway's), else make one. */
+/**
+ * A request id travels from the gateway to the service behind it and into every log line of the
+ * request, and the logs redact note ids only where they sit in known fields: a client's id is kept
+ * only in a strict shape that cannot carry a note id (no 8-4-4-4-12 hex group and no 32 hex digits
+ * in a row, in any case, with or without separators). Anything else is replaced by a fresh id.
+ */
 export const REQUEST_ID_HEADER = 'x-request-id';
+const REQUEST_ID_SHAPE = /^[A-Za-z0-9._-]{1,64}$/;
+const NOTE_ID_SHAPE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+const HEX_RUN_OF_A_NOTE_ID = /[0-9a-f]{32}/i;
+
+export function isAcceptableRequestId(candidate: string | undefined): candidate is string {
+  if (candidate === undefined || !REQUEST_ID_SHAPE.test(candidate)) return false;
+  return !NOTE_ID_SHAPE.test(candidate) && !HEX_RUN_OF_A_NOTE_ID.test(candidate.replace(/[._-]/g, ''));
+}
+
+/** 16 characters of [A-Za-z0-9_-]: never the shape of a note id, so it passes the next hop's check. */
+export function newRequestId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
 export const requestId: RequestHandler = (req, res, next) => {
   const incoming = req.header(REQUEST_ID_HEADER);
-  const id = incoming && /^[A-Za-z0-9._:-]{8,128}$/.test(incoming) ? incoming : randomUUID();
+  const id = isAcceptableRequestId(incoming) ? incoming : newRequestId();
   res.locals.requestId = id;
   req.headers[REQUEST_ID_HEADER] = id;
   res.setHeader('X-Request-Id', id);
@@ -91,12 +126,27 @@ export function bodyErrorToAppError(err: unknown): AppError | undefined {
 }
 
 /**
+ * True for the error express's router raises when a path parameter is not valid percent-encoding
+ * (`/%ff%fe`, `/<uuid>%E0`): a URIError it marks with status 400. Its message quotes the raw path,
+ * so it must never reach a log; a path that cannot be decoded names nothing that exists. (A URIError
+ * of our own making has no status: it stays a 500, a bug.)
+ */
+export function isUndecodablePath(err: unknown): boolean {
+  return err instanceof URIError && (err as URIError & { status?: unknown }).status === 400;
+}
+
+/** A path that cannot be decoded answers 404 NOT_FOUND (never 500, never a log line with the path). */
+export function undecodablePathToAppError(err: unknown): AppError | undefined {
+  return isUndecodablePath(err) ? new NotFoundError('NOT_FOUND', 'Not found') : undefined;
+}
+
+/**
  * The one place errors become answers: SPEC 7 body, the error's own status and headers, and
  * only server errors are logged as errors (client mistakes are not incidents).
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const appError = bodyErrorToAppError(err) ?? toAppError(err);
+    const appError = bodyErrorToAppError(err) ?? undecodablePathToAppError(err) ?? toAppError(err);
     if (appError.statusCode >= 500) {
       const cause = appError.cause ?? err;
       logger.error('request failed', {
@@ -113,6 +163,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     // Bodies that were not read are drained by closing, so a 1 MB upload cannot linger.
     if (!req.complete) res.setHeader('Connection', 'close');
+    baseSecurityHeaders(res);
     for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
     res.status(appError.statusCode).json(appError.toBody());
   };
@@ -157,6 +208,7 @@ export interface AdminServerOptions {
   registry: Registry;
   checks: readonly ReadinessCheck[];
   isDraining: () => boolean;
+  logger: Logger;
 }
 
 /**
@@ -183,6 +235,8 @@ export function createAdminApp(options: AdminServerOptions): express.Express {
     res.setHeader('Content-Type', options.registry.contentType);
     res.send(await options.registry.metrics());
   });
+  app.use((_req, _res, next) => { next(new NotFoundError('NOT_FOUND', 'Not found')); });
+  app.use(errorHandler(options.logger));
   return app;
 }
 

@@ -1,5 +1,11 @@
 import { Writable } from 'node:stream';
+import { parseJsonLines } from '@vanish/testkit/strict-json';
 import { createLogger, maskEmail } from './logger';
+
+function memorySink(): { sink: Writable; text(): string } {
+  const chunks: string[] = [];
+  return { sink: new Writable({ write(chunk, _enc, done) { chunks.push(String(chunk)); done(); } }), text: () => chunks.join('') };
+}
 
 describe('logger', () => {
   it('when fields named like secrets are logged, then their values are redacted', async () => {
@@ -12,6 +18,29 @@ describe('logger', () => {
     expect(line.content).toBe('[redacted]');
     expect(line.route).toBe('/api/create.php');
     expect(line.service).toBe('test');
+  });
+
+  it('when children of children log, then each line has one category key, the nested names joined', () => {
+    const { sink, text } = memorySink();
+    const root = createLogger('all-in-one', 'info', sink);
+    root.info('root');
+    root.child('notes').info('service');
+    root.child('notes').child('notes/access').info('access');
+    root.child('notes').child('bus/rabbitmq').info('bus');
+    root.child('notes/access').child('notes/access').info('same');
+    const lines = parseJsonLines(text());
+    expect(lines.map((line) => line.category)).toEqual([undefined, 'notes', 'notes/access', 'notes/bus/rabbitmq', 'notes/access']);
+    expect(lines.every((line) => line.service === 'all-in-one')).toBe(true);
+  });
+
+  it('when a field is named like a key every line has, then it is kept under another name, never written twice', () => {
+    const { sink, text } = memorySink();
+    createLogger('notes', 'info', sink).child('notes/http').warn('odd', { service: 'smtp', category: 'x', level: 9, time: 1, msg: 'm', other: 1 });
+    const [line] = parseJsonLines(text());
+    expect(line).toMatchObject({
+      service: 'notes', category: 'notes/http', level: 'warn', msg: 'odd',
+      field_service: 'smtp', field_category: 'x', field_level: 9, field_time: 1, field_msg: 'm', other: 1,
+    });
   });
 
   it('when an address is masked, then only its first letters and top-level domain remain', () => {

@@ -10,6 +10,8 @@ export interface SinkMessage {
   to: string[];
   parsed: ParsedMail;
   raw: Buffer;
+  /** True when the message came over TLS (smtps:// or after STARTTLS). */
+  secure: boolean;
 }
 
 export interface SmtpSink {
@@ -33,6 +35,11 @@ export interface SmtpSink {
 export interface SmtpSinkOptions {
   /** Public port; 0 or unset picks a free one. */
   port?: number;
+  /**
+   * TLS with this certificate: `implicit` from the first byte (smtps://), `starttls` offered after
+   * EHLO. Unset: plaintext only, STARTTLS not offered.
+   */
+  tls?: { mode: 'implicit' | 'starttls'; cert: string; key: string };
 }
 
 /**
@@ -45,9 +52,10 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   const waiters = new Set<() => void>();
 
   const serverOptions: SMTPServerOptions = {
-    secure: false,
+    secure: options.tls?.mode === 'implicit',
+    ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}),
     logger: false,
-    disabledCommands: ['STARTTLS'],
+    disabledCommands: options.tls ? [] : ['STARTTLS'],
     authOptional: true,
     allowInsecureAuth: true,
     onAuth(auth, _session, callback) {
@@ -61,6 +69,11 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       return callback(error);
     },
     onData(stream, session, callback) {
+      if (options.tls && !session.secure) {
+        stream.resume();
+        stream.on('end', () => callback(Object.assign(new Error('Must issue a STARTTLS command first'), { responseCode: 530 })));
+        return;
+      }
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('error', (err) => callback(err));
@@ -69,7 +82,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
         simpleParser(raw)
           .then((parsed) => {
             const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-            messages.push({ from, to: session.envelope.rcptTo.map((rcpt) => rcpt.address), parsed, raw });
+            messages.push({ from, to: session.envelope.rcptTo.map((rcpt) => rcpt.address), parsed, raw, secure: session.secure });
             for (const wake of [...waiters]) wake();
             callback();
           })
@@ -91,7 +104,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       return proxy.port;
     },
     get url() {
-      return `smtp://127.0.0.1:${proxy.port}`;
+      return `${options.tls?.mode === 'implicit' ? 'smtps' : 'smtp'}://127.0.0.1:${proxy.port}`;
     },
     messages,
     waitForMessages(count, timeoutMs = 10_000) {

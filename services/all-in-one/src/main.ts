@@ -1,8 +1,11 @@
-import { ConfigError, createLogger, Lifecycle } from '@vanish/common';
+import { createLogger, exitFatally, guardProcess, Lifecycle } from '@vanish/common';
 import { InProcessBus } from '@vanish/bus';
 import { assembleAllInOne } from './assemble';
 import { loadAllInOneConfig } from './config';
 import { SERVICE_MODULES } from './modules';
+
+const bootLogger = createLogger('all-in-one');
+guardProcess(bootLogger);
 
 async function main(): Promise<void> {
   const config = loadAllInOneConfig(process.env);
@@ -16,8 +19,4 @@ async function main(): Promise<void> {
   logger.info('all-in-one ready', { dataDir: config.dataDir, ports });
 }
 
-main().catch((err: unknown) => {
-  const message = err instanceof ConfigError ? err.message : `all-in-one failed to start: ${(err as Error).stack ?? String(err)}`;
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatally(bootLogger, 'all-in-one failed to start', err));

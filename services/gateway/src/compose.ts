@@ -4,6 +4,7 @@ import type { Express } from 'express';
 import { createAdminApp, createLogger, createRegistry, Lifecycle, listen, type Logger, type Registry } from '@vanish/common';
 import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
+import { redisTlsOptions } from './adapters/limiter/redis-tls';
 import type { GatewayConfig } from './config';
 import type { RateLimiter } from './domain/rate-limiter';
 import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
@@ -44,7 +45,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   if (overrides.limiter) {
     limiter = overrides.limiter;
   } else if (config.redisUrl) {
-    redis = createRedisClient(config.redisUrl, config.redisCommandTimeoutMs, logger.child('gateway/redis'));
+    redis = createRedisClient(config.redisUrl, config.redisTlsCa, config.redisCommandTimeoutMs, logger.child('gateway/redis'));
     const client = redis;
     lifecycle.add('redis', () => client.disconnect());
     limiter = new RedisRateLimiter({
@@ -105,7 +106,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     metrics: gatewayMetrics,
     async start() {
       if (redis) await waitUntilReady(redis, 2000, logger);
-      const admin = await listen(createAdminApp({ registry, checks: [], isDraining: () => lifecycle.isDraining }), config.adminPort, config.adminHost);
+      const admin = await listen(createAdminApp({ registry, checks: [], isDraining: () => lifecycle.isDraining, logger: logger.child('gateway/admin') }), config.adminPort, config.adminHost);
       lifecycle.add('admin server', () => admin.close());
       const pub = await listen(app, config.port, config.host, config.tls);
       lifecycle.add('public server', () => pub.close());
@@ -127,8 +128,10 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
  * stalled Redis fails fast) and no resending after reconnects: the limiter falls back to memory
  * instead of waiting. Reconnects go on in the background, so Redis is used again when it returns.
  */
-function createRedisClient(url: string, commandTimeoutMs: number, logger: Logger): Redis {
+function createRedisClient(url: string, tlsCa: string | undefined, commandTimeoutMs: number, logger: Logger): Redis {
+  const tls = redisTlsOptions(url, tlsCa);
   const redis = new Redis(url, {
+    ...(tls ? { tls } : {}),
     enableOfflineQueue: false,
     enableAutoPipelining: true,
     commandTimeout: commandTimeoutMs,

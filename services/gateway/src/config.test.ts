@@ -53,6 +53,15 @@ describe('loadGatewayConfig', () => {
     expect(problems).toMatch(/REDIS_URL/);
   });
 
+  it('when production reaches Redis over redis://, then it refuses unless REDIS_ALLOW_PLAINTEXT=true; rediss:// takes REDIS_TLS_CA', () => {
+    const env = { NODE_ENV: 'production', LIMITER_KEY: Buffer.alloc(32, 1).toString('base64'), REDIS_URL: 'redis://redis:6379' };
+    expect(() => loadGatewayConfig(env)).toThrow(/REDIS_URL: redis:\/\/ is plaintext[\s\S]*REDIS_ALLOW_PLAINTEXT=true/);
+    expect(loadGatewayConfig({ ...env, REDIS_ALLOW_PLAINTEXT: 'true' }).redisUrl).toBe('redis://redis:6379');
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    expect(loadGatewayConfig({ ...env, REDIS_URL: 'rediss://redis:6380', REDIS_TLS_CA: pem }).redisTlsCa).toBe(pem);
+    expect(() => loadGatewayConfig({ ...env, REDIS_URL: 'rediss://redis:6380', REDIS_TLS_CA: 'not a pem' })).toThrow(/REDIS_TLS_CA: expected PEM/);
+  });
+
   it('when NODE_ENV is production without REDIS_URL or LIMITER_KEY, then it refuses to start', () => {
     expect(() => loadGatewayConfig({ NODE_ENV: 'production' })).toThrow(/REDIS_URL[\s\S]*LIMITER_KEY|LIMITER_KEY[\s\S]*REDIS_URL/);
   });
@@ -64,7 +73,7 @@ describe('loadGatewayConfig', () => {
 });
 
 describe('loadGatewayConfig refuses insecure explicit values in production', () => {
-  const production = { NODE_ENV: 'production', LIMITER_KEY: key, REDIS_URL: 'redis://127.0.0.1:6379', PUBLIC_BASE_URL: 'https://vanish.example', REQUIRE_HTTPS: 'true', TRUST_PROXY: '1' };
+  const production = { NODE_ENV: 'production', LIMITER_KEY: key, REDIS_URL: 'rediss://127.0.0.1:6379', PUBLIC_BASE_URL: 'https://vanish.example', REQUIRE_HTTPS: 'true', TRUST_PROXY: '1' };
   const development = { ...production, NODE_ENV: 'development' };
 
   function problemsOf(env: Record<string, string>): string[] {
@@ -110,7 +119,7 @@ describe('the start-up warning for a TRUST_PROXY that trusts networks', () => {
   function warningsFor(trustProxy: string, nodeEnv = 'development'): Array<{ msg: string; fields?: Record<string, unknown> }> {
     const warnings: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
     const logger: Logger = { ...silentLogger, warn: (msg, fields) => { warnings.push({ msg, fields }); }, child: () => logger };
-    loadGatewayConfig({ NODE_ENV: nodeEnv, LIMITER_KEY: key, REDIS_URL: 'redis://127.0.0.1:6379', TRUST_PROXY: trustProxy }, logger);
+    loadGatewayConfig({ NODE_ENV: nodeEnv, LIMITER_KEY: key, REDIS_URL: 'rediss://127.0.0.1:6379', TRUST_PROXY: trustProxy }, logger);
     return warnings;
   }
 

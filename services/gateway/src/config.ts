@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { EnvReader, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
+import { EnvReader, loadSecretKey, readTlsCa, refuseInsecureTransportInProduction, type Env, type Logger, type LogLevel } from '@vanish/common';
+import { redisTransportRisk } from './adapters/limiter/redis-tls';
 import type { LimitPolicy } from './domain/limit-policy';
 
 export interface GatewayConfig {
@@ -14,6 +15,8 @@ export interface GatewayConfig {
   mailerUrl: string;
   /** Unset: in-memory limits (refused in production). */
   redisUrl: string | undefined;
+  /** REDIS_TLS_CA(_FILE): CA bundle for rediss://; unset: Node's public roots. */
+  redisTlsCa: string | undefined;
   redisCommandTimeoutMs: number;
   /** After a Redis failure, limits are answered from memory for this long before Redis is tried again. */
   redisRetryIntervalMs: number;
@@ -39,6 +42,10 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
   const dataDir = reader.str('DATA_DIR', './data');
   const redisUrl = reader.url('REDIS_URL', undefined, ['redis:', 'rediss:']);
   reader.requireInProduction('REDIS_URL', redisUrl, 'in-memory rate limits are per process; replicas would each grant the full limit');
+  const redisTlsCa = readTlsCa(reader, 'REDIS_TLS_CA');
+  if (redisUrl !== undefined) {
+    refuseInsecureTransportInProduction(reader, { variable: 'REDIS_URL', risk: redisTransportRisk(redisUrl), optOut: 'REDIS_ALLOW_PLAINTEXT' });
+  }
 
   const windowSeconds = reader.int('RATE_LIMIT_WINDOW_SECONDS', 3600, { min: 1, max: 86_400 });
   const policy: LimitPolicy = {
@@ -82,6 +89,7 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
     statsUrl: reader.url('STATS_URL', 'http://127.0.0.1:8082', ['http:']),
     mailerUrl: reader.url('MAILER_URL', 'http://127.0.0.1:8083', ['http:']),
     redisUrl,
+    redisTlsCa,
     redisCommandTimeoutMs: reader.int('REDIS_COMMAND_TIMEOUT_MS', 200, { min: 10, max: 10_000 }),
     redisRetryIntervalMs: reader.int('REDIS_RETRY_INTERVAL_MS', 1000, { min: 0, max: 60_000 }),
     rateLimitKeyPrefix: reader.str('RATE_LIMIT_KEY_PREFIX', 'vanish:rl'),

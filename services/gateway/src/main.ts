@@ -1,18 +1,18 @@
-import { createLogger, Lifecycle } from '@vanish/common';
+import { createLogger, exitFatally, guardProcess, Lifecycle } from '@vanish/common';
 import { loadGatewayConfig } from './config';
 import { createGatewayService } from './compose';
 
+const bootLogger = createLogger('gateway');
+guardProcess(bootLogger);
+
 async function main(): Promise<void> {
-  const config = loadGatewayConfig(process.env, createLogger('gateway'));
+  const config = loadGatewayConfig(process.env, bootLogger);
   const logger = createLogger('gateway', config.logLevel);
   const service = await createGatewayService(config, { logger });
   const lifecycle = new Lifecycle(logger);
   lifecycle.add('gateway', () => service.stop());
-  await service.start();
   lifecycle.onSignals(config.shutdownGraceMs);
+  await service.start();
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatally(bootLogger, 'gateway failed to start', err));

@@ -74,6 +74,7 @@ describe('the gateway as its own process (dist/main.js)', () => {
     for (const name of ['REDIS_URL', 'LIMITER_KEY', 'LIMITER_KEY_FILE']) delete env[name];
     const result = spawnSync(process.execPath, [MAIN], { env, encoding: 'utf8', timeout: 10_000 });
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/REDIS_URL[\s\S]*LIMITER_KEY/);
+    expect(result.stdout).toMatch(/"msg":"gateway failed to start"/);
+    expect(result.stdout).toMatch(/REDIS_URL[\s\S]*LIMITER_KEY/);
   });
 });

@@ -1,8 +1,8 @@
 import {
-  Lifecycle, MessageSealer, MAIL_SEAL_PURPOSE, createAdminApp, createLogger, createRegistry, listen, systemClock,
+  Counter, Lifecycle, createAdminApp, createLogger, createRegistry, listen, systemClock,
   type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Registry,
 } from '@vanish/common';
-import { HeartbeatPublisher, RabbitMqBus } from '@vanish/bus';
+import { HeartbeatPublisher, RabbitMqBus, dlqName } from '@vanish/bus';
 import type { MailerConfig } from './config';
 import { configureKnex } from './adapters/db/configure-knex';
 import { KnexMailerStore } from './adapters/db/knex-mailer-store';
@@ -10,6 +10,7 @@ import { migrateToLatest } from './adapters/db/migrate';
 import { FileMailTransport } from './adapters/mail/file-mail-transport';
 import { SmtpMailTransport } from './adapters/mail/smtp-mail-transport';
 import { MailCommandConsumer } from './consumers/mail-command-consumer';
+import { MailCommandOpener } from './consumers/mail-command-opener';
 import { AddressHasher } from './domain/address-hasher';
 import { MailDeliveryService } from './domain/mail-delivery-service';
 import type { MailTransport } from './domain/mail-transport';
@@ -18,6 +19,8 @@ import { RetryPolicy } from './domain/retry-policy';
 import { UnsubscribeService } from './domain/unsubscribe-service';
 import { UnsubscribeTokens } from './domain/unsubscribe-tokens';
 import { createMailerApp } from './http/create-app';
+import { RabbitMqDeadLetterQueue } from './adapters/amqp/rabbitmq-dead-letter-queue';
+import { DeadLetterSweeper } from './jobs/dead-letter-sweeper';
 import { DeliveryRecordPurger } from './jobs/delivery-record-purger';
 import { EmailHealthProbe } from './jobs/email-health';
 import { createMailerMetrics } from './metrics';
@@ -53,7 +56,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const clock = overrides.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger);
 
-  const knex = configureKnex(config.databaseUrl, logger.child('mailer/db'));
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('mailer/db'), sslCa: config.databaseSslCa });
   const store = new KnexMailerStore(knex);
   const transport = overrides.transport ?? (config.smtp
     ? new SmtpMailTransport(config.smtp)
@@ -61,6 +64,11 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const hasher = new AddressHasher(config.hashKey);
   const tokens = new UnsubscribeTokens(config.hashKey);
   const observer = createMailerMetrics(registry);
+  const legacyOpened = new Counter({
+    name: 'mailer_legacy_mail_commands_opened_total',
+    help: 'Mail command deliveries (retries included) that opened only with the legacy symmetric MAIL_KEYS ring; the migration is drained when it stays flat',
+    registers: [registry],
+  });
   const service = new MailDeliveryService({
     store, transport, hasher, tokens, clock, observer,
     retryPolicy: new RetryPolicy(config.retry, overrides.random),
@@ -82,24 +90,38 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
       lifecycle.add('database', () => knex.destroy());
       lifecycle.add('mail transport', () => transport.close());
       await migrateToLatest(knex);
-      if (config.hashKeySource === 'derived-from-MAIL_KEYS') {
-        logger.info('address-hash key derived from the oldest MAIL_KEYS key; set MAILER_HASH_KEY before retiring that key');
+      if (config.hashKeySource !== 'MAILER_HASH_KEY') {
+        const ring = config.hashKeySource === 'derived-from-MAIL_KEYS' ? 'MAIL_KEYS' : 'MAIL_PRIVATE_KEYS';
+        logger.info(`address-hash key derived from the oldest ${ring} key; set MAILER_HASH_KEY before retiring that key${ring === 'MAIL_KEYS' ? ' or the MAIL_KEYS ring' : ''}`);
+      }
+      if (config.legacyMailKeys) {
+        logger.info('MAIL_KEYS (legacy ring) still opens mail commands sealed before MAIL_PUBLIC_KEYS; retire it once mailer_legacy_mail_commands_opened_total stays flat (docs/security.md)');
       }
       if (transport.kind === 'file') logger.warn(`SMTP_URL is not set: e-mails are written as .eml files to ${config.outboxDir}`);
 
       let bus: (MessagePublisher & MessageConsumer) | undefined = overrides.bus;
       if (!bus && config.amqpUrl) {
         const rabbit = await RabbitMqBus.connect({
-          url: config.amqpUrl, exchange: config.amqpExchange, logger: logger.child('mailer/bus'), registry,
+          url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, logger: logger.child('mailer/bus'), registry,
           connectionName: `mailer ${config.instance}`, connectLazily: true,
         });
         lifecycle.add('bus', () => rabbit.close());
         bus = rabbit;
+        // Dead-lettered commands still hold a sealed link: dropped after their retention (DECISIONS 1).
+        const sweeper = new DeadLetterSweeper({
+          queue: new RabbitMqDeadLetterQueue({ url: config.amqpUrl, queue: dlqName(config.mailQueue), connectionName: `mailer ${config.instance} dead-letter sweeper` }),
+          clock, retentionMs: config.deadLetterRetentionMs, intervalMs: config.deadLetterSweepIntervalMs,
+          logger: logger.child('mailer/dead-letter-sweeper'),
+        });
+        sweeper.start();
+        lifecycle.add('dead-letter sweeper', () => sweeper.stop());
       }
       if (bus) {
         const consumer = new MailCommandConsumer({
           consumer: bus, service, observer,
-          sealer: new MessageSealer(config.mailKeys, MAIL_SEAL_PURPOSE),
+          opener: new MailCommandOpener({
+            privateKeys: config.mailPrivateKeys, legacyKeys: config.legacyMailKeys, onLegacyOpened: () => legacyOpened.inc(),
+          }),
           logger: logger.child('mailer/mail-commands'),
           queue: config.mailQueue, prefetch: config.prefetch,
           storeRetryDelayMs: config.retry.initialDelayMs,
@@ -126,6 +148,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
         registry,
         checks: [{ name: 'database', check: () => store.ping() }],
         isDraining: () => lifecycle.isDraining,
+        logger: logger.child('mailer/admin'),
       }), config.adminPort, config.host);
       lifecycle.add('admin server', () => admin.close());
       started = { port: server.port, adminPort: admin.port };

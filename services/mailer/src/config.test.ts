@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, KeyRing } from '@vanish/common';
@@ -6,6 +6,7 @@ import { deriveHashKey, loadMailerConfig } from './config';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'mailer-config-'));
 const keys = KeyRing.generate('m1').serialize();
+const privateKeys = KeyRing.generate('x1').serialize();
 
 describe('loadMailerConfig', () => {
   it('when nothing is set, then the embedded defaults are used (file mail, SQLite in DATA_DIR, generated keys)', () => {
@@ -19,9 +20,11 @@ describe('loadMailerConfig', () => {
     expect(config.mailFrom).toBe('notes@localhost');
     expect(config.quotaPerHour).toBe(10);
     expect(config.quotaPerDay).toBe(50);
-    expect(config.hashKeySource).toBe('derived-from-MAIL_KEYS');
-    expect(config.hashKey).toEqual(deriveHashKey(config.mailKeys));
-    expect(loadMailerConfig({ DATA_DIR: dir }).mailKeys.serialize()).toBe(config.mailKeys.serialize());
+    expect(config.hashKeySource).toBe('derived-from-MAIL_PRIVATE_KEYS');
+    expect(config.hashKey).toEqual(deriveHashKey(config.mailPrivateKeys));
+    expect(config.legacyMailKeys).toBeUndefined();
+    expect(config.deadLetterRetentionMs).toBe(7 * 24 * 3_600_000);
+    expect(loadMailerConfig({ DATA_DIR: dir }).mailPrivateKeys.serialize()).toBe(config.mailPrivateKeys.serialize());
   });
 
   it('when SMTP_URL and the rest are set, then they are used', () => {
@@ -38,6 +41,19 @@ describe('loadMailerConfig', () => {
     expect([config.quotaPerHour, config.quotaPerDay]).toEqual([3, 4]);
   });
 
+  it('when production sends through smtp:// without required STARTTLS, then it refuses unless SMTP_ALLOW_PLAINTEXT=true', () => {
+    const env = {
+      NODE_ENV: 'production', DATA_DIR: dataDir(), MAIL_PRIVATE_KEYS: privateKeys, PUBLIC_BASE_URL: 'https://vanish.example',
+      DATABASE_URL: 'mysql://m:p@db/mailer?ssl-mode=VERIFY_IDENTITY', AMQP_URL: 'amqps://u:p@mq', SMTP_URL: 'smtp://mail.example.com:587',
+    };
+    expect(() => loadMailerConfig(env)).toThrow(/SMTP_URL: smtp:\/\/ uses STARTTLS only when offered[\s\S]*SMTP_ALLOW_PLAINTEXT=true/);
+    expect(() => loadMailerConfig({ ...env, SMTP_URL: 'smtp://mail.example.com?starttls=never' })).toThrow(/SMTP_URL: .*plaintext/);
+    expect(loadMailerConfig({ ...env, SMTP_ALLOW_PLAINTEXT: 'true' }).smtp?.url).toBe('smtp://mail.example.com:587');
+    expect(loadMailerConfig({ ...env, SMTP_URL: 'smtp://mail.example.com?starttls=required' }).production).toBe(true);
+    expect(loadMailerConfig({ ...env, SMTP_URL: 'smtps://mail.example.com' }).production).toBe(true);
+    expect(() => loadMailerConfig({ ...env, AMQP_URL: 'amqp://u:p@mq' })).toThrow(/AMQP_URL: amqp:\/\/ is plaintext/);
+  });
+
   it('when NODE_ENV=production relies on embedded defaults, then it refuses to start and names every variable', () => {
     let error: ConfigError | undefined;
     try {
@@ -47,13 +63,14 @@ describe('loadMailerConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const text = error!.problems.join('\n');
-    for (const name of ['DATABASE_URL', 'AMQP_URL', 'SMTP_URL', 'MAIL_KEYS', 'PUBLIC_BASE_URL']) expect(text).toContain(name);
+    for (const name of ['DATABASE_URL', 'AMQP_URL', 'SMTP_URL', 'MAIL_PRIVATE_KEYS', 'PUBLIC_BASE_URL']) expect(text).toContain(name);
+    expect(text).not.toContain('MAIL_KEYS:');
   });
 
   describe('PUBLIC_BASE_URL in e-mailed links', () => {
     const production = () => ({
-      NODE_ENV: 'production', DATA_DIR: dataDir(), DATABASE_URL: 'mysql://root@127.0.0.1:3306/m', AMQP_URL: 'amqp://localhost',
-      SMTP_URL: 'smtps://u:p@mail.example.com', MAIL_KEYS: keys, PUBLIC_BASE_URL: 'https://vanish.example',
+      NODE_ENV: 'production', DATA_DIR: dataDir(), DATABASE_URL: 'mysql://root@127.0.0.1:3306/m?ssl-mode=VERIFY_IDENTITY', AMQP_URL: 'amqps://localhost',
+      SMTP_URL: 'smtps://u:p@mail.example.com', MAIL_PRIVATE_KEYS: privateKeys, PUBLIC_BASE_URL: 'https://vanish.example',
     });
 
     it('when NODE_ENV=production names an http:// origin, then it refuses, naming PUBLIC_BASE_URL', () => {
@@ -77,5 +94,25 @@ describe('loadMailerConfig', () => {
   it('when values are malformed, then every problem is reported at once', () => {
     expect(() => loadMailerConfig({ DATA_DIR: dataDir(), SMTP_URL: 'http://x', MAIL_FROM: 'A <a@b.c>', MAILER_HASH_KEY: 'c2hvcnQ=', MAIL_QUOTA_PER_HOUR: 'x' }))
       .toThrow(/SMTP_URL[\s\S]*MAIL_FROM[\s\S]*MAILER_HASH_KEY[\s\S]*MAIL_QUOTA_PER_HOUR/);
+  });
+
+  it('when MAIL_KEYS is set beside MAIL_PRIVATE_KEYS (the migration), then it is the legacy ring and the hash key stays derived from it', () => {
+    const config = loadMailerConfig({ DATA_DIR: dataDir(), MAIL_KEYS: keys, MAIL_PRIVATE_KEYS: KeyRing.generate('x1').serialize() });
+    expect(config.legacyMailKeys?.serialize()).toBe(keys);
+    expect(config.hashKeySource).toBe('derived-from-MAIL_KEYS');
+    expect(config.hashKey).toEqual(deriveHashKey(KeyRing.parse(keys)));
+  });
+
+  it('when an older version generated MAIL_KEYS into DATA_DIR, then it still opens the commands queued then (never generated again)', () => {
+    const dir = dataDir();
+    mkdirSync(join(dir, 'keys'));
+    writeFileSync(join(dir, 'keys', 'mail_keys.txt'), `${keys}\n`);
+    expect(loadMailerConfig({ DATA_DIR: dir }).legacyMailKeys?.serialize()).toBe(keys);
+    expect(loadMailerConfig({ DATA_DIR: dataDir() }).legacyMailKeys).toBeUndefined();
+  });
+
+  it('when the dead-letter retention is set, then it is used; below a second it is refused', () => {
+    expect(loadMailerConfig({ DATA_DIR: dataDir(), MAIL_DEAD_LETTER_RETENTION_MS: '60000' }).deadLetterRetentionMs).toBe(60000);
+    expect(() => loadMailerConfig({ DATA_DIR: dataDir(), MAIL_DEAD_LETTER_RETENTION_MS: '5' })).toThrow(/MAIL_DEAD_LETTER_RETENTION_MS/);
   });
 });

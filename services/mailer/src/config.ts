@@ -1,11 +1,19 @@
 import { hkdfSync } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { EnvReader, KeyRing, loadKeyRing, type Env, type LogLevel, type Logger } from '@vanish/common';
+import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
+import {
+  EnvReader, KeyRing, loadKeyRing, readTlsCa, refuseInsecureTransportInProduction, type Env, type LogLevel, type Logger,
+} from '@vanish/common';
+import { readDatabaseSettings } from '@vanish/database';
+import { smtpTransportRisk } from './adapters/mail/smtp-tls';
 
 export interface SmtpSettings {
   /** smtp:// (STARTTLS when offered, or required with ?starttls=required) or smtps:// (TLS from the start). */
   url: string;
+  /** SMTP_TLS_CA(_FILE): CA bundle the server's certificate must chain to; unset: Node's public roots. */
+  ca?: string;
   poolSize: number;
   timeoutMs: number;
 }
@@ -20,7 +28,11 @@ export interface MailerConfig {
   logLevel: LogLevel;
   publicBaseUrl: string;
   databaseUrl: string;
+  /** DATABASE_SSL_CA(_FILE): CA bundle for MySQL TLS when the URL has no ssl-ca. */
+  databaseSslCa: string | undefined;
   amqpUrl: string | undefined;
+  /** For amqps://: AMQP_TLS_CA(_FILE). */
+  amqpTls: AmqpTlsSettings | undefined;
   /** Topic exchange and queue names; tests use their own. */
   amqpExchange: string;
   mailQueue: string;
@@ -28,10 +40,23 @@ export interface MailerConfig {
   smtp: SmtpSettings | undefined;
   outboxDir: string;
   mailFrom: string;
-  mailKeys: KeyRing;
+  /**
+   * MAIL_PRIVATE_KEYS: X25519 private keys; notes seals mail commands to their public half
+   * (MAIL_PUBLIC_KEYS) and cannot open them (DECISIONS 1). A secret of the mailer alone.
+   */
+  mailPrivateKeys: KeyRing;
+  /**
+   * MAIL_KEYS, the symmetric ring notes sealed with before MAIL_PUBLIC_KEYS: kept only to open the
+   * commands still queued from then; retired once they are drained (docs/security.md).
+   */
+  legacyMailKeys: KeyRing | undefined;
+  /** How long a dead-lettered mail command is kept before it is dropped (its body holds a sealed link). */
+  deadLetterRetentionMs: number;
+  /** How often the dead-letter queue is swept for commands past their retention. */
+  deadLetterSweepIntervalMs: number;
   /** Key of the keyed hash of addresses (quota, idempotency, suppression records, unsubscribe tokens). */
   hashKey: Buffer;
-  hashKeySource: 'MAILER_HASH_KEY' | 'derived-from-MAIL_KEYS';
+  hashKeySource: 'MAILER_HASH_KEY' | 'derived-from-MAIL_KEYS' | 'derived-from-MAIL_PRIVATE_KEYS';
   quotaPerHour: number;
   quotaPerDay: number;
   retry: { initialDelayMs: number; maxDelayMs: number; horizonMs: number };
@@ -50,21 +75,21 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
   const production = reader.isProduction;
   const dataDir = reader.str('DATA_DIR', './data');
 
-  const databaseUrl = reader.str('DATABASE_URL', `sqlite:${join(dataDir, 'mailer.db')}`);
-  if (!databaseUrl.startsWith('sqlite:') && !/^mysql2?:\/\//.test(databaseUrl)) {
-    reader.problem('DATABASE_URL: expected mysql://user:pass@host:port/db or sqlite:PATH');
-  }
-  if (production && databaseUrl.startsWith('sqlite:')) {
-    reader.problem('DATABASE_URL: a MySQL/MariaDB URL is required with NODE_ENV=production (SQLite is the embedded default)');
-  }
+  const database = readDatabaseSettings(reader, { fallback: `sqlite:${join(dataDir, 'mailer.db')}`, example: 'mailer' });
 
   const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'the mailer consumes mail commands from RabbitMQ');
+  const amqpTls = readAmqpTls(reader, amqpUrl);
 
   const smtpUrl = reader.url('SMTP_URL', undefined, ['smtp:', 'smtps:']);
   reader.requireInProduction('SMTP_URL', smtpUrl, 'file mail is the embedded default');
+  const smtpCa = readTlsCa(reader, 'SMTP_TLS_CA');
+  if (smtpUrl !== undefined) {
+    refuseInsecureTransportInProduction(reader, { variable: 'SMTP_URL', risk: smtpTransportRisk(smtpUrl), optOut: 'SMTP_ALLOW_PLAINTEXT' });
+  }
   const smtp: SmtpSettings | undefined = smtpUrl === undefined ? undefined : {
     url: smtpUrl,
+    ca: smtpCa,
     poolSize: reader.int('SMTP_POOL_SIZE', 5, { min: 1, max: 100 }),
     timeoutMs: reader.int('SMTP_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
   };
@@ -75,7 +100,8 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
   const publicBaseUrl = reader.publicBaseUrl('http://localhost:8080');
   reader.requireInProduction('PUBLIC_BASE_URL', reader.raw('PUBLIC_BASE_URL'), 'links in e-mails must name the public origin');
 
-  const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, logger, 'losing it loses the e-mails waiting in the queues, and quotas and unsubscribes keyed by it');
+  const mailPrivateKeys = loadKeyRing(reader, 'MAIL_PRIVATE_KEYS', dataDir, logger, 'losing it loses the e-mails waiting in the outbox and queues');
+  const legacyMailKeys = loadLegacyMailKeys(reader, dataDir);
   const hashKeyText = reader.raw('MAILER_HASH_KEY');
   let hashKey: Buffer | undefined;
   if (hashKeyText !== undefined) {
@@ -95,16 +121,21 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
     dataDir,
     logLevel: reader.oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     publicBaseUrl,
-    databaseUrl,
+    databaseUrl: database.url,
+    databaseSslCa: database.sslCa,
     amqpUrl,
+    amqpTls,
     amqpExchange: reader.str('AMQP_EXCHANGE', 'vanish'),
     mailQueue: reader.str('MAIL_QUEUE', 'mailer.mail-commands'),
     smtp,
     outboxDir: reader.str('MAIL_OUTBOX_DIR', join(dataDir, 'outbox')),
     mailFrom,
-    mailKeys: mailKeys ?? KeyRing.generate('invalid'),
+    mailPrivateKeys: mailPrivateKeys ?? KeyRing.generate('invalid'),
+    legacyMailKeys,
+    deadLetterRetentionMs: reader.int('MAIL_DEAD_LETTER_RETENTION_MS', 7 * 24 * HOUR, { min: 1_000, max: 365 * 24 * HOUR }),
+    deadLetterSweepIntervalMs: reader.int('MAIL_DEAD_LETTER_SWEEP_INTERVAL_MS', HOUR, { min: 100, max: 24 * HOUR }),
     hashKey: hashKey ?? Buffer.alloc(32),
-    hashKeySource: hashKey ? 'MAILER_HASH_KEY' : 'derived-from-MAIL_KEYS',
+    hashKeySource: hashKey ? 'MAILER_HASH_KEY' : legacyMailKeys ? 'derived-from-MAIL_KEYS' : 'derived-from-MAIL_PRIVATE_KEYS',
     quotaPerHour: reader.int('MAIL_QUOTA_PER_HOUR', 10, { min: 0, max: 1_000_000 }),
     quotaPerDay: reader.int('MAIL_QUOTA_PER_DAY', 50, { min: 0, max: 10_000_000 }),
     retry: {
@@ -119,13 +150,33 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
   };
   if (config.quotaPerDay < config.quotaPerHour) reader.problem('MAIL_QUOTA_PER_DAY: must be at least MAIL_QUOTA_PER_HOUR');
   reader.done();
-  if (!hashKey) config.hashKey = deriveHashKey(config.mailKeys);
+  if (!hashKey) config.hashKey = deriveHashKey(config.legacyMailKeys ?? config.mailPrivateKeys);
   return Object.freeze(config);
 }
 
 /**
+ * MAIL_KEYS when set; outside production also the ring an older version generated into DATA_DIR, so
+ * that a laptop's queued commands still open after an upgrade. Never generated any more.
+ */
+function loadLegacyMailKeys(reader: EnvReader, dataDir: string): KeyRing | undefined {
+  const text = reader.raw('MAIL_KEYS');
+  if (text !== undefined) {
+    try {
+      return KeyRing.parse(text);
+    } catch (err) {
+      reader.problem(`MAIL_KEYS: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+  const generated = join(dataDir, 'keys', 'mail_keys.txt');
+  if (reader.isProduction || !existsSync(generated)) return undefined;
+  return KeyRing.parse(readFileSync(generated, 'utf8').trim());
+}
+
+/**
  * Without MAILER_HASH_KEY, the address-hash key is derived (HKDF-SHA-256) from the OLDEST key of
- * MAIL_KEYS (the last in the ring), which a rotation keeps longest. Retiring that key changes every
+ * MAIL_KEYS while that legacy ring is configured, else of MAIL_PRIVATE_KEYS (the last in the ring,
+ * which a rotation keeps longest). Retiring that key, or the whole MAIL_KEYS ring, changes every
  * hash (quotas and suppressions are forgotten, unsubscribe links stop working): set MAILER_HASH_KEY
  * to the derived value (or any 32 random bytes) before retiring it.
  */

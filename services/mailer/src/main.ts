@@ -1,8 +1,10 @@
-import { createLogger } from '@vanish/common';
+import { createLogger, exitFatally, guardProcess } from '@vanish/common';
 import { createMailerService, loadMailerConfig } from './index';
 
+const bootLogger = createLogger('mailer');
+guardProcess(bootLogger);
+
 async function main(): Promise<void> {
-  const bootLogger = createLogger('mailer');
   const config = loadMailerConfig(process.env, bootLogger);
   const logger = createLogger('mailer', config.logLevel);
   const mailer = await createMailerService(config, { logger });
@@ -10,7 +12,4 @@ async function main(): Promise<void> {
   await mailer.start();
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`mailer failed to start: ${(err as Error).message}\n`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatally(bootLogger, 'mailer failed to start', err));

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
-import { MAIL_SEAL_PURPOSE, MessageSealer, createLogger } from '@vanish/common';
+import { ConsumerSealer, MAIL_SEAL_PURPOSE, createLogger, publicRingOf } from '@vanish/common';
 import { InProcessBus } from '@vanish/bus';
 import { waitFor } from '@vanish/testkit/net';
 import { loadMailerConfig } from '../src/config';
@@ -21,7 +21,7 @@ describe('mailer with its embedded defaults', () => {
     try {
       await mailer.start();
       expect(existsSync(join(dataDir, 'mailer.db'))).toBe(true);
-      const sealer = new MessageSealer(config.mailKeys, MAIL_SEAL_PURPOSE);
+      const sealer = new ConsumerSealer(publicRingOf(config.mailPrivateKeys), MAIL_SEAL_PURPOSE);
       const id = randomUUID();
       const sealed = sealer.seal(JSON.stringify({ kind: 'notification', to: 'newcomer@example.com', read_at: '2026-01-01 00:00:00', views_left: 0 }));
       await bus.publish([{ id, routingKey: 'mail.send', body: JSON.stringify({ id, event: 'mail.send', version: 1, timestamp: new Date().toISOString(), sealed }) }]);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { silentLogger } from '@vanish/common';
+import { publicRingOf, silentLogger } from '@vanish/common';
 import { createNotesService, loadNotesConfig, type NotesService } from '@vanish/notes';
 import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
 import { waitFor } from '@vanish/testkit/net';
@@ -25,7 +25,11 @@ describe('notes → RabbitMQ → mailer → SMTP', () => {
     mailer = await createMailerService(loadMailerConfig(env), { logger: silentLogger });
     ({ port: mailerPort } = await mailer.start());
     await waitFor(async () => (await broker.messagesIn(broker.queue)) >= 0, { description: 'mail queue declared' });
-    notes = await createNotesService(loadNotesConfig({ ...env, DATABASE_URL: `sqlite:${join(broker.dataDir, 'notes.db')}` }), { logger: silentLogger });
+    // Notes holds only the mailer's public keys (DECISIONS 1), not the MAIL_KEYS of the shared env.
+    const { MAIL_KEYS: _legacy, MAIL_PRIVATE_KEYS: _private, ...notesEnv } = env;
+    notes = await createNotesService(loadNotesConfig({
+      ...notesEnv, MAIL_PUBLIC_KEYS: publicRingOf(broker.privateRing).serialize(), DATABASE_URL: `sqlite:${join(broker.dataDir, 'notes.db')}`,
+    }), { logger: silentLogger });
     ({ port: notesPort } = await notes.start());
   });
   afterAll(async () => {

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import type { Knex } from 'knex';
 import {
-  Lifecycle, MAIL_SEAL_PURPOSE, baseSecurityHeaders, MessageSealer, NotFoundError, aeadOpen, aeadSeal, createAdminApp, createLogger,
+  ConsumerSealer, Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
   createRegistry, errorHandler, httpMetrics, listen, requestId, systemClock, type Clock, type Listening, type Logger,
   type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry,
 } from '@vanish/common';
@@ -72,11 +72,11 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const lifecycle = new Lifecycle(logger);
   const metrics = createNotesMetrics(registry);
 
-  const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db') });
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db'), sslCa: config.databaseSslCa });
   const store = new KnexNoteStore(knex, clock);
   // The relay gets a small pool of its own: under a create burst it would otherwise queue behind
   // requests for connections, and events would lag by seconds (docs/events.md).
-  const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay') });
+  const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay'), sslCa: config.databaseSslCa });
   const outbox = new KnexOutboxStore(relayKnex, clock);
   const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf });
 
@@ -90,7 +90,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const notes = new NoteService({
     store,
     crypto,
-    mailSealer: new MessageSealer(config.mailKeys, MAIL_SEAL_PURPOSE),
+    mailSealer: config.mailSealing.kind === 'to-mailer'
+      ? new ConsumerSealer(config.mailSealing.publicKeys, MAIL_SEAL_PURPOSE)
+      : new MessageSealer(config.mailSealing.keys, MAIL_SEAL_PURPOSE),
     clock,
     publicBaseUrl: config.publicBaseUrl,
     retentionHours: config.noteRetentionHours,
@@ -113,6 +115,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // answers are never cached (no-store); an ETag would only invite an undocumented 304
+  app.set('case sensitive routing', true); // as the gateway routes: `/API/...` is no API path, on either port
   app.use(requestId);
   app.use(httpMetrics(registry, 'notes'));
   app.use(accessLog(logger.child('notes/access')));
@@ -124,16 +127,14 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     publicBaseUrl: config.publicBaseUrl,
     logger: logger.child('notes/pages'),
   }));
-  app.use((_req, res, next) => {
-    baseSecurityHeaders(res);
-    next(new NotFoundError('NOT_FOUND', 'Not found'));
-  });
+  // The pages answer every path the API does not (their own 404 page included).
   app.use(errorHandler(logger.child('notes/http')));
 
   const adminApp = createAdminApp({
     registry,
     isDraining: () => lifecycle.isDraining,
     checks: [{ name: 'database', check: databaseReady }],
+    logger: logger.child('notes/admin'),
   });
 
   let stopping = false;
@@ -182,6 +183,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     if (!bus && config.amqpUrl) {
       const rabbit = await RabbitMqBus.connect({
         url: config.amqpUrl,
+        tls: config.amqpTls,
         exchange: config.amqpExchange,
         logger,
         registry,

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, KeyRing } from '@vanish/common';
+import { ConfigError, KeyRing, publicRingOf } from '@vanish/common';
 import { loadNotesConfig } from './config';
 
 // Config loading writes generated keys into DATA_DIR: each test gets its own temporary directory.
@@ -10,15 +10,16 @@ beforeEach(() => { dataDir = mkdtempSync(join(tmpdir(), 'notes-config-')); });
 afterEach(() => { rmSync(dataDir, { recursive: true, force: true }); });
 
 const KEY = (byte: number) => Buffer.alloc(32, byte).toString('base64');
+const MAILER_PUBLIC = publicRingOf(KeyRing.parse(`m1:${KEY(4)}`)).serialize();
 const productionEnv = () => ({
   NODE_ENV: 'production',
   DATA_DIR: dataDir,
-  DATABASE_URL: 'mysql://notes:secret@db:3306/notes',
-  AMQP_URL: 'amqp://guest:guest@rabbit:5672',
+  DATABASE_URL: 'mysql://notes:secret@db:3306/notes?ssl-mode=VERIFY_IDENTITY',
+  AMQP_URL: 'amqps://guest:guest@rabbit:5671',
   PUBLIC_BASE_URL: 'https://notes.example.com',
   MASTER_KEYS: `k2:${KEY(2)},k1:${KEY(1)}`,
   LOOKUP_KEY: KEY(3),
-  MAIL_KEYS: `m1:${KEY(4)}`,
+  MAIL_PUBLIC_KEYS: MAILER_PUBLIC,
 });
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -32,6 +33,27 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe('loadNotesConfig', () => {
+  it('when production reaches MySQL or RabbitMQ without verified TLS, then it refuses, naming each; the named opt-outs accept it', () => {
+    const plaintext = { ...productionEnv(), DATABASE_URL: 'mysql://notes:secret@db:3306/notes', AMQP_URL: 'amqp://guest:guest@rabbit:5672' };
+    expect(problemsOf(plaintext)).toEqual([
+      expect.stringMatching(/^DATABASE_URL: connects to MySQL without TLS.*DATABASE_ALLOW_PLAINTEXT=true/),
+      expect.stringMatching(/^AMQP_URL: amqp:\/\/ is plaintext.*AMQP_ALLOW_PLAINTEXT=true/),
+    ]);
+    expect(problemsOf({ ...productionEnv(), DATABASE_URL: 'mysql://n:s@db/notes?ssl-mode=REQUIRED' }))
+      .toEqual([expect.stringMatching(/^DATABASE_URL: ssl-mode=REQUIRED encrypts but does not verify/)]);
+    expect(loadNotesConfig({ ...plaintext, DATABASE_ALLOW_PLAINTEXT: 'true', AMQP_ALLOW_PLAINTEXT: 'true' }).production).toBe(true);
+  });
+
+  it('when DATABASE_SSL_CA_FILE and AMQP_TLS_CA_FILE name PEM files, then their contents are the CAs; an unknown URL parameter is refused', () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    const file = join(dataDir, 'ca.pem');
+    writeFileSync(file, pem);
+    const config = loadNotesConfig({ ...productionEnv(), DATABASE_SSL_CA_FILE: file, AMQP_TLS_CA_FILE: file });
+    expect(config.databaseSslCa).toBe(pem);
+    expect(config.amqpTls).toEqual({ ca: pem });
+    expect(problemsOf({ ...productionEnv(), DATABASE_URL: 'mysql://n@db/notes?sslmode=require' })).toEqual([expect.stringMatching(/^DATABASE_URL: unknown parameter "sslmode"/)]);
+  });
+
   it('when nothing is set, then the embedded defaults of DECISIONS 10 apply and keys are generated once with a warning', () => {
     const config = loadNotesConfig({ DATA_DIR: dataDir });
     expect(config).toMatchObject({
@@ -49,7 +71,9 @@ describe('loadNotesConfig', () => {
     expect(again.warnings).toEqual([]);
     expect(again.masterKeys.serialize()).toBe(config.masterKeys.serialize());
     expect(again.lookupKey.equals(config.lookupKey)).toBe(true);
-    expect(again.mailKeys.serialize()).toBe(config.mailKeys.serialize());
+    expect(again.mailSealing).toEqual(config.mailSealing);
+    expect(config.mailSealing.kind).toBe('to-mailer');
+    expect(config.warnings.join('\n')).toMatch(/MAIL_PRIVATE_KEYS is not set: generated a key/);
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(config.masterKeys.serialize());
   });
 
@@ -72,7 +96,7 @@ describe('loadNotesConfig', () => {
 
   it('when NODE_ENV=production lacks every embedded default, then each missing variable is named at once', () => {
     const problems = problemsOf({ NODE_ENV: 'production', DATA_DIR: dataDir });
-    for (const name of ['DATABASE_URL', 'AMQP_URL', 'PUBLIC_BASE_URL', 'MASTER_KEYS', 'LOOKUP_KEY', 'MAIL_KEYS']) {
+    for (const name of ['DATABASE_URL', 'AMQP_URL', 'PUBLIC_BASE_URL', 'MASTER_KEYS', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS']) {
       expect(problems.some((problem) => problem.startsWith(`${name}:`))).toBe(true);
     }
   });
@@ -115,6 +139,7 @@ describe('loadNotesConfig', () => {
     ['MASTER_KEYS', 'k1:c2hvcnQ=', /^MASTER_KEYS: key "k1" must be 32 bytes/],
     ['LOOKUP_KEY', 'c2hvcnQ=', /^LOOKUP_KEY: must be 32 bytes/],
     ['MAIL_KEYS', 'nocolon', /^MAIL_KEYS:/],
+    ['MAIL_PUBLIC_KEYS', 'nocolon', /^MAIL_PUBLIC_KEYS:/],
     ['NOTE_RETENTION_HOURS', '0', /^NOTE_RETENTION_HOURS:/],
     ['SWEEP_INTERVAL_MS', '1.5', /^SWEEP_INTERVAL_MS:/],
     ['HEARTBEAT_INTERVAL_MS', '10', /^HEARTBEAT_INTERVAL_MS:/],
@@ -134,9 +159,33 @@ describe('loadNotesConfig', () => {
   });
 
   it('when keys are given, then they are used as given and nothing is written', () => {
-    const config = loadNotesConfig({ DATA_DIR: dataDir, MASTER_KEYS: `a:${KEY(5)}`, LOOKUP_KEY: KEY(6), MAIL_KEYS: `b:${KEY(7)}` });
+    const config = loadNotesConfig({ DATA_DIR: dataDir, MASTER_KEYS: `a:${KEY(5)}`, LOOKUP_KEY: KEY(6), MAIL_PUBLIC_KEYS: MAILER_PUBLIC });
     expect(config.masterKeys.serialize()).toBe(new KeyRing([{ id: 'a', material: Buffer.alloc(32, 5) }]).serialize());
     expect(config.warnings).toEqual([]);
     expect(() => statSync(join(dataDir, 'keys'))).toThrow();
+  });
+
+  it('when only the public ring is given, then notes holds no key that opens a mail command', () => {
+    const config = loadNotesConfig(productionEnv());
+    expect(config.mailSealing).toEqual({ kind: 'to-mailer', publicKeys: KeyRing.parse(MAILER_PUBLIC) });
+  });
+
+  it('when only MAIL_KEYS is set (a deployment not migrated yet), then the legacy ring seals, with a warning', () => {
+    const { MAIL_PUBLIC_KEYS: _omit, ...env } = productionEnv();
+    const config = loadNotesConfig({ ...env, MAIL_KEYS: `m0:${KEY(8)}` });
+    expect(config.mailSealing.kind).toBe('legacy');
+    expect(config.warnings.join('\n')).toMatch(/MAIL_KEYS: mail commands are sealed with the symmetric legacy ring/);
+  });
+
+  it('when MAIL_PUBLIC_KEYS is set beside MAIL_KEYS, then notes stops sealing with MAIL_KEYS and says to remove it', () => {
+    const config = loadNotesConfig({ ...productionEnv(), MAIL_KEYS: `m0:${KEY(8)}` });
+    expect(config.mailSealing.kind).toBe('to-mailer');
+    expect(config.warnings.join('\n')).toMatch(/MAIL_KEYS is set but no longer used by notes/);
+  });
+
+  it('when the all-in-one process is given MAIL_PRIVATE_KEYS beside an old MAIL_KEYS (outside production), then notes seals to its public half', () => {
+    const privateRing = KeyRing.generate('x1');
+    const config = loadNotesConfig({ DATA_DIR: dataDir, MAIL_KEYS: `m0:${KEY(8)}`, MAIL_PRIVATE_KEYS: privateRing.serialize() });
+    expect(config.mailSealing).toEqual({ kind: 'to-mailer', publicKeys: publicRingOf(privateRing) });
   });
 });

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
-import { EnvReader, loadKeyRing, loadSecretKey, type Env, type KeyRing, type Logger, type LogLevel } from '@vanish/common';
+import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
+import { readDatabaseSettings } from '@vanish/database';
+import { EnvReader, KeyRing, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
 
 export interface NotesConfig {
   /** PORT: public traffic (API and web pages); 0 = ephemeral (tests). */
@@ -8,20 +10,28 @@ export interface NotesConfig {
   adminPort: number;
   host: string;
   dataDir: string;
-  /** `sqlite:PATH` (embedded default) or `mysql://user:pass@host:port/db`. */
+  /** `sqlite:PATH` (embedded default) or `mysql://user:pass@host:port/db[?ssl-mode=…&ssl-ca=…]`. */
   databaseUrl: string;
+  /** DATABASE_SSL_CA(_FILE): CA bundle for MySQL TLS when the URL has no ssl-ca. */
+  databaseSslCa: string | undefined;
   /** Origin of shareable links: `{publicBaseUrl}/{uuid}`. */
   publicBaseUrl: string;
   /** MASTER_KEYS: the first key seals, every key opens. */
   masterKeys: KeyRing;
   /** LOOKUP_KEY: the key of the uuid's HMAC; never rotates. */
   lookupKey: Buffer;
-  /** MAIL_KEYS: seals mail commands for the mailer. */
-  mailKeys: KeyRing;
+  /**
+   * How mail commands (they carry a link and an address) are sealed (DECISIONS 1): to the mailer's
+   * public keys (MAIL_PUBLIC_KEYS), or, only while a deployment migrates, under the symmetric legacy
+   * ring MAIL_KEYS when MAIL_PUBLIC_KEYS is not set yet.
+   */
+  mailSealing: { kind: 'to-mailer'; publicKeys: KeyRing } | { kind: 'legacy'; keys: KeyRing };
   noteRetentionHours: number;
   sweepIntervalMs: number;
   /** Unset outside the all-in-one: the outbox keeps its rows and nothing is relayed. */
   amqpUrl: string | undefined;
+  /** For amqps://: AMQP_TLS_CA(_FILE). */
+  amqpTls: AmqpTlsSettings | undefined;
   amqpExchange: string;
   heartbeatIntervalMs: number;
   logLevel: LogLevel;
@@ -46,46 +56,36 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const production = reader.isProduction;
   const dataDir = resolve(reader.str('DATA_DIR', './data'));
 
-  const databaseUrl = reader.str('DATABASE_URL', `sqlite:${resolve(dataDir, 'notes.db')}`);
-  if (databaseUrl.startsWith('sqlite:')) {
-    if (databaseUrl.slice('sqlite:'.length).trim() === '') reader.problem('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/notes.db');
-    if (production) reader.problem('DATABASE_URL: required with NODE_ENV=production (a mysql:// URL; the embedded SQLite default is for a laptop)');
-  } else if (/^mysql:\/\//i.test(databaseUrl)) {
-    try {
-      const parsed = new URL(databaseUrl);
-      if (parsed.pathname.replace(/^\//, '') === '') reader.problem('DATABASE_URL: a mysql:// URL must name its database, e.g. mysql://user:pass@host:3306/notes');
-    } catch {
-      reader.problem('DATABASE_URL: not a valid mysql:// URL');
-    }
-  } else {
-    reader.problem('DATABASE_URL: expected mysql://user:pass@host:port/db or sqlite:PATH');
-  }
+  const database = readDatabaseSettings(reader, { fallback: `sqlite:${resolve(dataDir, 'notes.db')}`, example: 'notes' });
 
   const publicBaseUrl = reader.publicBaseUrl('http://localhost:8080');
   reader.requireInProduction('PUBLIC_BASE_URL', reader.raw('PUBLIC_BASE_URL'), 'the origin of shareable links');
 
   const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'events and mail commands are relayed to RabbitMQ; without it the outbox only grows');
+  const amqpTls = readAmqpTls(reader, amqpUrl);
   const amqpExchange = reader.str('AMQP_EXCHANGE', 'vanish');
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(amqpExchange)) reader.problem('AMQP_EXCHANGE: letters, digits, dot, dash, underscore only');
 
   const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, keyLogger);
   const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger);
-  const mailKeys = loadKeyRing(reader, 'MAIL_KEYS', dataDir, keyLogger, 'losing it loses the e-mails waiting in the outbox and queues');
+  const mailSealing = loadMailSealing(reader, dataDir, keyLogger);
 
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),
     adminPort: reader.int('ADMIN_PORT', 9081, { min: 0, max: 65_535 }),
     host: reader.str('HOST', '0.0.0.0'),
     dataDir,
-    databaseUrl,
+    databaseUrl: database.url,
+    databaseSslCa: database.sslCa,
     publicBaseUrl,
     masterKeys: masterKeys!,
     lookupKey: lookupKey!,
-    mailKeys: mailKeys!,
+    mailSealing: mailSealing!,
     noteRetentionHours: reader.int('NOTE_RETENTION_HOURS', 720, { min: 1, max: 87_600 }),
     sweepIntervalMs: reader.int('SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     amqpUrl,
+    amqpTls,
     amqpExchange,
     heartbeatIntervalMs: reader.int('HEARTBEAT_INTERVAL_MS', 10_000, { min: 100, max: 3_600_000 }),
     logLevel: reader.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
@@ -96,6 +96,32 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   if (config.port !== 0 && config.port === config.adminPort) reader.problem('ADMIN_PORT: must differ from PORT');
   reader.done();
   return Object.freeze(config);
+}
+
+/**
+ * MAIL_PUBLIC_KEYS wins (outside production, MAIL_PRIVATE_KEYS too); MAIL_KEYS alone keeps the old
+ * symmetric sealing (a deployment that has not given notes the public ring yet: docs/operations.md,
+ * "Migrating from MAIL_KEYS"); neither: the public half of the mailer's private ring generated into
+ * DATA_DIR (embedded default; refused in production).
+ */
+function loadMailSealing(reader: EnvReader, dataDir: string, logger: Logger): NotesConfig['mailSealing'] | undefined {
+  const legacyText = reader.raw('MAIL_KEYS');
+  // In one process with the mailer (all-in-one, outside production) MAIL_PRIVATE_KEYS gives the public ring too.
+  const publicRingGiven = reader.raw('MAIL_PUBLIC_KEYS') !== undefined || (!reader.isProduction && reader.raw('MAIL_PRIVATE_KEYS') !== undefined);
+  if (!publicRingGiven && legacyText !== undefined) {
+    try {
+      const keys = KeyRing.parse(legacyText);
+      logger.warn('MAIL_KEYS: mail commands are sealed with the symmetric legacy ring, which opens them for whoever holds the notes secrets; set MAIL_PUBLIC_KEYS (the mailer\'s public keys) and remove MAIL_KEYS from notes');
+      return { kind: 'legacy', keys };
+    } catch (err) {
+      reader.problem(`MAIL_KEYS: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+  const publicKeys = loadPublicKeyRing(reader, 'MAIL_PUBLIC_KEYS', 'MAIL_PRIVATE_KEYS', dataDir, logger,
+    'losing it loses the e-mails waiting in the outbox and queues');
+  if (legacyText !== undefined) logger.warn('MAIL_KEYS is set but no longer used by notes (MAIL_PUBLIC_KEYS seals mail commands): remove it from the notes secrets');
+  return publicKeys && { kind: 'to-mailer', publicKeys };
 }
 
 function collectingLogger(into: string[]): Logger {

@@ -1,6 +1,9 @@
-import { ConfigError } from '@vanish/common';
+import { createLogger, exitFatally, guardProcess } from '@vanish/common';
 import { createNotesService } from './compose';
 import { loadNotesConfig } from './config';
+
+const bootLogger = createLogger('notes');
+guardProcess(bootLogger);
 
 /** `node dist/main.js`: the notes service alone, configured by its environment only. */
 async function main(): Promise<void> {
@@ -10,7 +13,4 @@ async function main(): Promise<void> {
   await service.start();
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof ConfigError ? err.message : `notes failed to start: ${(err as Error).stack ?? String(err)}`}\n`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatally(bootLogger, 'notes failed to start', err));

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { ManualClock, createLogger } from '@vanish/common';
+import { ManualClock, PERMISSIONS_POLICY, createLogger } from '@vanish/common';
 import { createTestDatabase, type TestDatabase } from '@vanish/testkit/mariadb';
 import { createNotesService, loadNotesConfig, type NotesService } from '../src';
 import { OPENAPI_DOCUMENT_FILE } from '../src/http/api-routes';
@@ -57,7 +57,7 @@ describe.each(engines)('notes API on %s', (_engine, makeDatabase) => {
     dataDir = mkdtempSync(join(tmpdir(), 'notes-api-data-'));
     const config = loadNotesConfig({
       PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: database.url,
-      PUBLIC_BASE_URL, MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_KEYS: `m1:${KEY(3)}`,
+      PUBLIC_BASE_URL, MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_PUBLIC_KEYS: `m1:${KEY(3)}`,
       SWEEP_INTERVAL_MS: '3600000',
     });
     service = await createNotesService(config, {
@@ -310,7 +310,11 @@ describe.each(engines)('notes API on %s', (_engine, makeDatabase) => {
     it('when a path outside /api is unknown, then 404 with the DECISIONS 8 security headers', async () => {
       const answer = await send(base, 'GET', '/no/such/page', { unchecked: true });
       expect(answer.status).toBe(404);
-      expect(answer.headers).toMatchObject({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' });
+      expect(answer.headers).toMatchObject({
+        'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer',
+        'cross-origin-opener-policy': 'same-origin', 'cross-origin-resource-policy': 'same-origin', 'permissions-policy': PERMISSIONS_POLICY,
+      });
+      expect(answer.headers['content-type']).toMatch(/^text\/html/);
     });
 
     it('when GET /api/openapi.json, then the repository document is served as JSON', async () => {
@@ -333,6 +337,7 @@ describe.each(engines)('notes API on %s', (_engine, makeDatabase) => {
       for (const { headers } of answers) {
         expect(headers).toMatchObject({
           'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'api-version': '1.2.0',
+          'cross-origin-opener-policy': 'same-origin', 'cross-origin-resource-policy': 'same-origin', 'permissions-policy': PERMISSIONS_POLICY,
         });
         expect(headers['x-powered-by']).toBeUndefined();
       }

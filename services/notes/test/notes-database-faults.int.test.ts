@@ -37,7 +37,7 @@ describe('notes API when the database fails', () => {
     const config = loadNotesConfig({
       PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir,
       DATABASE_URL: `mysql://root@127.0.0.1:${proxy.port}/${db.name}`,
-      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_KEYS: `m1:${KEY(3)}`, SWEEP_INTERVAL_MS: '3600000',
+      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_PUBLIC_KEYS: `m1:${KEY(3)}`, SWEEP_INTERVAL_MS: '3600000',
     });
     service = await createNotesService(config, {
       logger: createLogger('notes', 'info', logs),

@@ -13,7 +13,7 @@ describe('notes service lifecycle', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'notes-life-'));
     const config = loadNotesConfig({
       PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'notes.db')}`,
-      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_KEYS: `m1:${KEY(3)}`,
+      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_PUBLIC_KEYS: `m1:${KEY(3)}`,
     });
     // Production scrypt cost: a passcode note takes long enough to still be in flight when stop() starts.
     const service = await createNotesService(config, { logger: silentLogger });
@@ -39,7 +39,7 @@ describe('notes service lifecycle', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'notes-life-'));
     const config = loadNotesConfig({
       PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'notes.db')}`,
-      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_KEYS: `m1:${KEY(3)}`,
+      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_PUBLIC_KEYS: `m1:${KEY(3)}`,
     });
     const service = await createNotesService(config, { logger: silentLogger });
     await service.stop();

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { ServiceUnavailableError, silentLogger } from '@vanish/common';
+import { ServiceUnavailableError, publicRingOf, silentLogger } from '@vanish/common';
 import { createTestDatabase, type TestDatabase } from '@vanish/testkit/mariadb';
 import { configureKnex } from '../src/adapters/db/configure-knex';
 import { KnexNoteStore } from '../src/adapters/db/knex-note-store';
@@ -63,7 +63,7 @@ describe('notes on MariaDB across processes', () => {
       DATABASE_URL: database.url,
       MASTER_KEYS: keys.masterKeys.serialize(),
       LOOKUP_KEY: keys.lookupKey.toString('base64'),
-      MAIL_KEYS: keys.mailKeys.serialize(),
+      MAIL_PUBLIC_KEYS: publicRingOf(keys.mailPrivateKeys).serialize(),
     };
     const workers = [startWorker(env), startWorker(env)];
     children.push(...workers.map((w) => w.child));

@@ -64,7 +64,7 @@ describe.each(setups)('notes relaying through %s', (_name, setup) => {
     });
     const config = loadNotesConfig({
       PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'notes.db')}`,
-      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_KEYS: `m1:${KEY(3)}`, HEARTBEAT_INTERVAL_MS: '200',
+      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_PUBLIC_KEYS: `m1:${KEY(3)}`, HEARTBEAT_INTERVAL_MS: '200',
       ...wiring.env,
     });
     service = await createNotesService(config, { logger: silentLogger, bus: wiring.bus });
@@ -87,6 +87,7 @@ describe.each(setups)('notes relaying through %s', (_name, setup) => {
     const mail = await waitFor(() => received.find((m) => m.routingKey === 'mail.send'), { description: 'mail.send' });
     expect(mail.body).not.toContain('friend@example.org');
     expect(mail.body).not.toContain(json.uuid);
+    expect(JSON.parse(mail.body).sealed).toMatch(/^x25519:m1\./); // sealed to the mailer (DECISIONS 1)
     await waitFor(async () => (await service.outbox.backlog()).count === 0, { description: 'outbox drained' });
   });
 
@@ -104,7 +105,7 @@ describe('notes without AMQP_URL, outside the all-in-one', () => {
     const logs = new LogCapture();
     const config = loadNotesConfig({
       PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'notes.db')}`,
-      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_KEYS: `m1:${KEY(3)}`,
+      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_PUBLIC_KEYS: `m1:${KEY(3)}`,
     });
     const service = await createNotesService(config, { logger: createLogger('notes', 'info', logs) });
     try {

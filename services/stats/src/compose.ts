@@ -44,7 +44,7 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
   const registry = overrides.registry ?? createRegistry('stats');
   const clock = overrides.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger);
-  const knex = configureKnex(config.databaseUrl);
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('stats/db'), sslCa: config.databaseSslCa });
   const store = new KnexStatsStore(knex);
   const stats = new StatsService({ store, clock, heartbeatIntervalMs: config.heartbeatIntervalMs });
   const metrics = createStatsMetrics(registry);
@@ -61,7 +61,7 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
     if (!bus) {
       if (config.amqpUrl) {
         const rabbit = await RabbitMqBus.connect({
-          url: config.amqpUrl, exchange: config.amqpExchange, logger, registry, connectionName: `vanish-stats-${process.pid}`, connectLazily: true,
+          url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, logger, registry, connectionName: `vanish-stats-${process.pid}`, connectLazily: true,
         });
         bus = rabbit;
         ownBus = rabbit;
@@ -91,6 +91,7 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
       registry,
       checks: [{ name: 'database', check: () => store.ping() }],
       isDraining: () => lifecycle.isDraining,
+      logger: logger.child('stats/admin'),
     });
     const adminServer = await listen(admin, config.adminPort, config.host);
     lifecycle.add('admin server', () => adminServer.close());

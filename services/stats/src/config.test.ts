@@ -25,10 +25,16 @@ describe('loadStatsConfig', () => {
 
   it('when production has a MySQL URL and a broker, then it starts', () => {
     const config = loadStatsConfig({
-      NODE_ENV: 'production', DATABASE_URL: 'mysql://stats:pw@db:3306/stats', AMQP_URL: 'amqp://u:p@mq:5672', PORT: '0',
+      NODE_ENV: 'production', DATABASE_URL: 'mysql://stats:pw@db:3306/stats?ssl-mode=VERIFY_CA', AMQP_URL: 'amqps://u:p@mq:5671', PORT: '0',
       HEARTBEAT_INTERVAL_MS: '2000', EVENT_ID_RETENTION_HOURS: '24',
     });
     expect(config).toMatchObject({ port: 0, production: true, heartbeatIntervalMs: 2000, eventIdRetentionHours: 24 });
+  });
+
+  it('when production reaches MySQL or RabbitMQ in plaintext, then it refuses naming both, unless the named opt-outs are set', () => {
+    const env = { NODE_ENV: 'production', DATABASE_URL: 'mysql://stats:pw@db:3306/stats', AMQP_URL: 'amqp://u:p@mq:5672' };
+    expect(() => loadStatsConfig(env)).toThrow(/DATABASE_URL: connects to MySQL without TLS[\s\S]*AMQP_URL: amqp:\/\/ is plaintext/);
+    expect(loadStatsConfig({ ...env, DATABASE_ALLOW_PLAINTEXT: 'true', AMQP_ALLOW_PLAINTEXT: 'true' }).production).toBe(true);
   });
 
   it('when values are invalid, then every problem is reported at once', () => {

@@ -1,4 +1,6 @@
 import { resolve } from 'node:path';
+import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
+import { readDatabaseSettings } from '@vanish/database';
 import { EnvReader, type Env, type LogLevel } from '@vanish/common';
 
 export interface StatsConfig {
@@ -10,6 +12,10 @@ export interface StatsConfig {
   dataDir: string;
   /** `sqlite:PATH` (embedded default `sqlite:$DATA_DIR/stats.db`) or `mysql://user:pass@host:port/db`. */
   databaseUrl: string;
+  /** DATABASE_SSL_CA(_FILE): CA bundle for MySQL TLS when the URL has no ssl-ca. */
+  databaseSslCa: string | undefined;
+  /** For amqps://: AMQP_TLS_CA(_FILE). */
+  amqpTls: AmqpTlsSettings | undefined;
   /** RabbitMQ; unset: the in-process bus (all-in-one) or, alone, no events at all (said in the log). */
   amqpUrl: string | undefined;
   /** AMQP_EXCHANGE (default `vanish`). */
@@ -40,22 +46,11 @@ export function loadStatsConfig(env: Env = process.env): Readonly<StatsConfig> {
   const production = reader.isProduction;
   const dataDir = resolve(reader.str('DATA_DIR', './data'));
 
-  const databaseUrl = reader.str('DATABASE_URL', `sqlite:${resolve(dataDir, 'stats.db')}`);
-  if (databaseUrl.startsWith('sqlite:')) {
-    if (databaseUrl.slice('sqlite:'.length).trim() === '') reader.problem('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/stats.db');
-    if (production) reader.problem('DATABASE_URL: required with NODE_ENV=production (a mysql:// URL; the embedded SQLite default is for a laptop)');
-  } else if (/^mysql:\/\//.test(databaseUrl)) {
-    try {
-      if (new URL(databaseUrl).pathname.replace(/^\//, '') === '') reader.problem('DATABASE_URL: a mysql:// URL must name its database, e.g. mysql://user:pass@host:3306/stats');
-    } catch {
-      reader.problem('DATABASE_URL: not a valid mysql:// URL');
-    }
-  } else {
-    reader.problem('DATABASE_URL: expected mysql://user:pass@host:port/db or sqlite:PATH');
-  }
+  const database = readDatabaseSettings(reader, { fallback: `sqlite:${resolve(dataDir, 'stats.db')}`, example: 'stats' });
 
   const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'stats learns everything from RabbitMQ; the in-process bus is for the all-in-one laptop mode');
+  const amqpTls = readAmqpTls(reader, amqpUrl);
   const amqpExchange = reader.str('AMQP_EXCHANGE', 'vanish');
   const queuePrefix = reader.str('AMQP_QUEUE_PREFIX', '');
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(amqpExchange)) reader.problem('AMQP_EXCHANGE: letters, digits, dot, dash, underscore only');
@@ -66,8 +61,10 @@ export function loadStatsConfig(env: Env = process.env): Readonly<StatsConfig> {
     adminPort: reader.int('ADMIN_PORT', 9082, { min: 0, max: 65_535 }),
     host: reader.str('HOST', '0.0.0.0'),
     dataDir,
-    databaseUrl,
+    databaseUrl: database.url,
+    databaseSslCa: database.sslCa,
     amqpUrl,
+    amqpTls,
     amqpExchange,
     queuePrefix,
     heartbeatIntervalMs: reader.int('HEARTBEAT_INTERVAL_MS', 10_000, { min: 100, max: 3_600_000 }),

@@ -1,6 +1,9 @@
-import { Lifecycle, createLogger } from '@vanish/common';
+import { Lifecycle, createLogger, exitFatally, guardProcess } from '@vanish/common';
 import { loadStatsConfig } from './config';
 import { createStatsService } from './compose';
+
+const bootLogger = createLogger('stats');
+guardProcess(bootLogger);
 
 async function main(): Promise<void> {
   const config = loadStatsConfig();
@@ -12,7 +15,4 @@ async function main(): Promise<void> {
   await service.start();
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`stats failed to start: ${err.message}\n`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatally(bootLogger, 'stats failed to start', err));

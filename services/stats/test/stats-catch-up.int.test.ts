@@ -50,7 +50,7 @@ describe('stats catching up after RabbitMQ was unreachable from notes', () => {
     dbProxy = await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 3306 });
     notes = await createNotesService(loadNotesConfig({
       PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: notesDb.url.replace(':3306/', `:${dbProxy.port}/`),
-      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_KEYS: `m1:${KEY(3)}`,
+      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_PUBLIC_KEYS: `m1:${KEY(3)}`,
       AMQP_URL: `amqp://guest:guest@127.0.0.1:${proxy.port}`, AMQP_EXCHANGE: exchange, HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_MS),
     }), { logger: silentLogger });
     notesBase = `http://127.0.0.1:${(await notes.start()).port}`;

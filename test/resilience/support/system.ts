@@ -14,7 +14,7 @@ import { runProcess, type RunningProcess } from '@vanish/testkit/process';
 import { deleteRabbitObjects, RABBITMQ_URL } from '@vanish/testkit/rabbitmq';
 import { requireService } from '@vanish/testkit/services';
 import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
-import { CLEARED_ENV, testKey } from '../../support/api-client';
+import { CLEARED_ENV, testKey, testMailKeys } from '../../support/api-client';
 
 /**
  * The resilience topology: the four services as separate processes (their dist/main.js), each on
@@ -130,16 +130,15 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     PUBLIC_BASE_URL: gateway,
     AMQP_URL: amqpUrl,
     AMQP_EXCHANGE: tag,
-    MAIL_KEYS: testKey('m1'),
     HEARTBEAT_INTERVAL_MS: '1000',
     SHUTDOWN_GRACE_MS: '10000',
   };
   const dbUrl = (db: TestDatabase, port = 3306) => `mysql://root@127.0.0.1:${port}/${db.name}`;
   const envOf: Record<ServiceName, Record<string, string | undefined>> = {
-    notes: { DATABASE_URL: dbUrl(databases.notes, proxies.notesDb.port), MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey(), SWEEP_INTERVAL_MS: '500' },
+    notes: { DATABASE_URL: dbUrl(databases.notes, proxies.notesDb.port), MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey(), SWEEP_INTERVAL_MS: '500', ...testMailKeys().notes },
     stats: { DATABASE_URL: dbUrl(databases.stats), AMQP_QUEUE_PREFIX: `${tag}.` },
     mailer: {
-      DATABASE_URL: dbUrl(databases.mailer), SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`,
+      DATABASE_URL: dbUrl(databases.mailer), SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, ...testMailKeys().mailer,
       SMTP_TIMEOUT_MS: '2000', MAIL_RETRY_INITIAL_DELAY_MS: '300', MAIL_RETRY_MAX_DELAY_MS: '1000',
       MAIL_QUOTA_PER_HOUR: HIGH_LIMIT, MAIL_QUOTA_PER_DAY: HIGH_LIMIT,
     },

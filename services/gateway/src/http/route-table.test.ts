@@ -52,6 +52,13 @@ describe('redactPath', () => {
     expect(redactPath(path, matchRoute(path))).toBe('/api/view/:uuid');
   });
 
+  it('when an unknown path carries an escaped uuid or a token, then those are replaced too', () => {
+    const escaped = `/x/${[...uuid].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')}`;
+    expect(redactPath(escaped, matchRoute(escaped))).toBe('/x/:uuid');
+    const token = '/unsubscribe/u1.q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s.LEM41ybr8mLnzIVGqX2ijg%E0/x';
+    expect(redactPath(token, matchRoute(token))).toBe('/unsubscribe/u1.:redacted.:redacted%E0/x');
+  });
+
   it('when a path is harmless, then it is logged as is', () => {
     expect(redactPath('/assets/app.css', matchRoute('/assets/app.css'))).toBe('/assets/app.css');
   });

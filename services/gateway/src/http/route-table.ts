@@ -61,13 +61,16 @@ export function allowedMethods(matched: GatewayRoute): string[] {
 }
 
 const UUID_LIKE = /[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}/gi;
+/** A run long enough to be (part of) a secret: an unsubscribe token's parts, a mangled uuid. */
+const TOKEN_LIKE = /[0-9A-Za-z_-]{16,}/g;
 
 /**
  * The path as it may appear in a log (DECISIONS 1): the template for secret paths, otherwise
- * the path with anything uuid-shaped replaced, without query string, and bounded in length.
+ * the path without query string, with escaped ASCII decoded first (so `%33%66...` cannot smuggle a
+ * uuid past), anything uuid-shaped or token-long replaced, and bounded in length.
  */
 export function redactPath(path: string, match: RouteMatch): string {
   if (match.found && match.route.secretPath) return match.route.template;
-  const bare = path.split('?')[0] ?? '';
-  return bare.replace(UUID_LIKE, ':uuid').slice(0, 200);
+  const bare = (path.split('?')[0] ?? '').replace(/%([0-7][0-9a-f])/gi, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return bare.replace(UUID_LIKE, ':uuid').replace(TOKEN_LIKE, ':redacted').slice(0, 200);
 }

@@ -22,10 +22,14 @@ export interface UpstreamProxyOptions {
   onUpstreamError?: (upstream: string, code: string) => void;
 }
 
-/** Headers that describe one hop, never copied from an upstream answer to ours. */
+/**
+ * Headers that describe one hop, never copied from an upstream answer to ours. X-Request-Id is the
+ * gateway's own (set before the request was relayed, and forwarded upstream): the upstream's copy
+ * would replace it, in lower case.
+ */
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade',
-  'x-powered-by',
+  'x-powered-by', 'x-request-id',
 ]);
 
 /** The largest upstream 5xx body we read to check its shape. */

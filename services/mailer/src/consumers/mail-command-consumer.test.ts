@@ -1,5 +1,5 @@
 import {
-  KeyRing, MAIL_SEAL_PURPOSE, ManualClock, MessageSealer, PermanentMessageFailure, RetryMessageLater, silentLogger,
+  ConsumerSealer, KeyRing, MAIL_SEAL_PURPOSE, ManualClock, MessageSealer, PermanentMessageFailure, publicRingOf, RetryMessageLater, silentLogger,
   type ConsumeOptions, type MailCommand, type MessageConsumer, type MessageHandler,
 } from '@vanish/common';
 import { FakeMailerStore } from '../adapters/fakes/fake-mailer-store';
@@ -10,6 +10,7 @@ import { MailDeliveryError } from '../domain/mail-transport';
 import { RetryPolicy } from '../domain/retry-policy';
 import { UnsubscribeTokens } from '../domain/unsubscribe-tokens';
 import { MailCommandConsumer } from './mail-command-consumer';
+import { MailCommandOpener } from './mail-command-opener';
 
 /** A consumer that hands messages to the handler when told to (the bus's contract is tested in @vanish/bus). */
 class FakeConsumer implements MessageConsumer {
@@ -23,7 +24,7 @@ class FakeConsumer implements MessageConsumer {
 }
 
 const ring = KeyRing.generate('m1');
-const sealer = new MessageSealer(ring, MAIL_SEAL_PURPOSE);
+const sealer = new ConsumerSealer(publicRingOf(ring), MAIL_SEAL_PURPOSE);
 const command: MailCommand = { kind: 'notification', to: 'carol@example.com', read_at: '2026-01-01 00:00:00', views_left: 0 };
 const envelope = (id: string, sealed = sealer.seal(JSON.stringify(command))) =>
   JSON.stringify({ id, event: 'mail.send', version: 1, timestamp: '2026-01-01T00:00:00Z', sealed });
@@ -39,7 +40,7 @@ async function setup() {
     logger: silentLogger, mailFrom: 'n@vanish.test', publicBaseUrl: 'http://x', quotaPerHour: 10, quotaPerDay: 50,
   });
   const consumer = new MailCommandConsumer({
-    consumer: bus, sealer, service, observer: noopObserver, logger: silentLogger, queue: 'q', prefetch: 4, storeRetryDelayMs: 500,
+    consumer: bus, opener: new MailCommandOpener({ privateKeys: ring }), service, observer: noopObserver, logger: silentLogger, queue: 'q', prefetch: 4, storeRetryDelayMs: 500,
   });
   await consumer.start();
   const deliver = (body: string, attempt = 1) => bus.handler!({ id: 'm', routingKey: 'mail.send', body, attempt });
@@ -58,9 +59,12 @@ describe('MailCommandConsumer', () => {
     expect(transport.sent).toHaveLength(1);
   });
 
-  it('when the command does not open with MAIL_KEYS, then it is a permanent failure naming no address', async () => {
+  it('when the command does not open with the mailer\'s keys, then it is a permanent failure naming no address', async () => {
     const { deliver } = await setup();
-    const foreign = new MessageSealer(KeyRing.generate('m1'), MAIL_SEAL_PURPOSE).seal(JSON.stringify(command));
+    const foreign = new ConsumerSealer(publicRingOf(KeyRing.generate('m1')), MAIL_SEAL_PURPOSE).seal(JSON.stringify(command));
+    await expect(deliver(envelope('c0', foreign))).rejects.toThrow(PermanentMessageFailure);
+    const legacy = new MessageSealer(KeyRing.generate('m1'), MAIL_SEAL_PURPOSE).seal(JSON.stringify(command));
+    await expect(deliver(envelope('c1', legacy))).rejects.toThrow(PermanentMessageFailure);
     await expect(deliver(envelope('c1', foreign))).rejects.toThrow(PermanentMessageFailure);
     await expect(deliver('not json')).rejects.toThrow(PermanentMessageFailure);
   });
@@ -86,5 +90,27 @@ describe('MailCommandConsumer', () => {
     store.available = true;
     await deliver(envelope('c1'), 2);
     expect(transport.sent).toHaveLength(1);
+  });
+});
+
+describe('MailCommandOpener', () => {
+  const privateKeys = KeyRing.generate('m2');
+  const legacyKeys = KeyRing.generate('m1');
+  const text = JSON.stringify(command);
+  const toMailer = () => new ConsumerSealer(publicRingOf(privateKeys), MAIL_SEAL_PURPOSE).seal(text);
+  const legacy = () => new MessageSealer(legacyKeys, MAIL_SEAL_PURPOSE).seal(text);
+
+  it('when both rings are held (the migration), then commands of either kind open and legacy ones are counted', () => {
+    let legacyOpened = 0;
+    const opener = new MailCommandOpener({ privateKeys, legacyKeys, onLegacyOpened: () => { legacyOpened += 1; } });
+    expect(opener.open(toMailer())).toBe(text);
+    expect(opener.open(legacy())).toBe(text);
+    expect(legacyOpened).toBe(1);
+  });
+
+  it('when the legacy ring is retired, then a legacy command fails saying so and one sealed to the mailer still opens', () => {
+    const opener = new MailCommandOpener({ privateKeys });
+    expect(opener.open(toMailer())).toBe(text);
+    expect(() => opener.open(legacy())).toThrow(/legacy MAIL_KEYS ring, which this mailer no longer holds/);
   });
 });

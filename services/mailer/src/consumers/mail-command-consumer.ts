@@ -1,6 +1,6 @@
 import {
   PermanentMessageFailure, RetryMessageLater,
-  type IncomingMessage, type Logger, type MessageConsumer, type MessageSealer, type Subscription,
+  type IncomingMessage, type Logger, type MessageConsumer, type MessageOpening, type Subscription,
 } from '@vanish/common';
 import { InvalidMailCommand, parseEnvelope, parseMailCommand } from '../domain/mail-command';
 import type { MailDeliveryService, MailerObserver } from '../domain/mail-delivery-service';
@@ -9,7 +9,8 @@ export const MAIL_ROUTING_KEY = 'mail.send';
 
 export interface MailCommandConsumerOptions {
   consumer: MessageConsumer;
-  sealer: MessageSealer;
+  /** MailCommandOpener: MAIL_PRIVATE_KEYS, and MAIL_KEYS while legacy commands may be queued. */
+  opener: MessageOpening;
   service: MailDeliveryService;
   observer: MailerObserver;
   logger: Logger;
@@ -53,9 +54,9 @@ export class MailCommandConsumer {
       envelopeId = envelope.id;
       let opened: string;
       try {
-        opened = this.options.sealer.open(envelope.sealed);
+        opened = this.options.opener.open(envelope.sealed);
       } catch {
-        throw new InvalidMailCommand('sealed command does not open with MAIL_KEYS');
+        throw new InvalidMailCommand('sealed command does not open with MAIL_PRIVATE_KEYS (or the legacy MAIL_KEYS)');
       }
       command = parseMailCommand(opened);
     } catch (err) {

@@ -1,5 +1,5 @@
-import { Router, type Response } from 'express';
-import { methodsOnly, pageHeaders, routeName } from '@vanish/common';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { AppError, isUndecodablePath, methodsOnly, pageHeaders, routeName } from '@vanish/common';
 import { escapeHtml, PRODUCT_NAME } from '../domain/mail-templates';
 import type { UnsubscribeService } from '../domain/unsubscribe-service';
 
@@ -23,7 +23,29 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
     if (!(await service.unsubscribe(req.params.token))) return notFound(res);
     page(res, 200, 'Unsubscribed', [`<p>Done: ${PRODUCT_NAME} will send no more e-mails to that address.</p>`]);
   });
+  router.use(unsubscribePageErrors);
   return router;
+}
+
+/**
+ * Refusals on the unsubscribe page are pages too. A token whose escapes cannot be decoded is no
+ * token of ours: 404 like any other, and the router's error, which quotes the token, is not logged.
+ * Server errors go on to the app's handler (which logs them).
+ */
+function unsubscribePageErrors(err: unknown, req: Request, res: Response, next: NextFunction): void {
+  if (res.headersSent || !req.path.startsWith('/unsubscribe/')) { next(err); return; }
+  if (isUndecodablePath(err)) {
+    pageHeaders(req, res, () => notFound(res));
+    return;
+  }
+  if (err instanceof AppError && err.statusCode < 500) {
+    for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+    page(res, err.statusCode, err.statusCode === 405 ? 'Method not allowed' : 'Request not understood', [
+      '<p>Open the unsubscribe link from the e-mail in a browser.</p>',
+    ]);
+    return;
+  }
+  next(err);
 }
 
 function notFound(res: Response): void {

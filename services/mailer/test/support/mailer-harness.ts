@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
-import { KeyRing, MAIL_SEAL_PURPOSE, MessageSealer, silentLogger, type MailCommand, type Registry } from '@vanish/common';
+import { ConsumerSealer, KeyRing, MAIL_SEAL_PURPOSE, MessageSealer, publicRingOf, silentLogger, type MailCommand, type Registry } from '@vanish/common';
 import { RabbitMqBus, dlqName, dlxName } from '@vanish/bus';
 import { requireService } from '@vanish/testkit/services';
 
@@ -19,8 +19,12 @@ export async function startBroker(prefix: string) {
   const exchange = `test.${prefix}.${id}`;
   const queue = `test.${prefix}.${id}.mail-commands`;
   const tap = `${queue}.tap`;
+  // The mailer's private ring (notes seals to its public half) and the legacy symmetric ring of
+  // commands sealed before the migration (DECISIONS 1).
+  const privateRing = KeyRing.generate('x1');
+  const sealer = new ConsumerSealer(publicRingOf(privateRing), MAIL_SEAL_PURPOSE);
   const ring = KeyRing.generate('m1');
-  const sealer = new MessageSealer(ring, MAIL_SEAL_PURPOSE);
+  const legacySealer = new MessageSealer(ring, MAIL_SEAL_PURPOSE);
   const admin: ChannelModel = await amqp.connect(AMQP_URL);
   admin.on('error', () => undefined);
   const channel: Channel = await admin.createChannel();
@@ -35,9 +39,11 @@ export async function startBroker(prefix: string) {
   const dataDir = mkdtempSync(join(tmpdir(), `${prefix}-`));
 
   return {
-    exchange, queue, ring, dataDir, channel,
-    async publish(command: MailCommand, id = randomUUID()): Promise<string> {
-      const body = JSON.stringify({ id, event: 'mail.send', version: 1, timestamp: new Date().toISOString(), sealed: sealer.seal(JSON.stringify(command)) });
+    exchange, queue, ring, privateRing, dataDir, channel,
+    /** Publishes a command as notes does: sealed to the mailer, or (`legacy`) under MAIL_KEYS as before the migration. */
+    async publish(command: MailCommand, id = randomUUID(), how: 'to-mailer' | 'legacy' = 'to-mailer'): Promise<string> {
+      const sealed = (how === 'legacy' ? legacySealer : sealer).seal(JSON.stringify(command));
+      const body = JSON.stringify({ id, event: 'mail.send', version: 1, timestamp: new Date().toISOString(), sealed });
       await publisher.publish([{ id, routingKey: 'mail.send', body }]);
       return id;
     },
@@ -82,7 +88,7 @@ export async function startBroker(prefix: string) {
     env(extra: Record<string, string> = {}): Record<string, string> {
       return {
         DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'mailer.db')}`, AMQP_URL, AMQP_EXCHANGE: exchange,
-        MAIL_QUEUE: queue, MAIL_KEYS: ring.serialize(), PUBLIC_BASE_URL: 'https://vanish.test', PORT: '0', ADMIN_PORT: '0',
+        MAIL_QUEUE: queue, MAIL_PRIVATE_KEYS: privateRing.serialize(), MAIL_KEYS: ring.serialize(), PUBLIC_BASE_URL: 'https://vanish.test', PORT: '0', ADMIN_PORT: '0',
         MAIL_RETRY_INITIAL_DELAY_MS: '1000', MAIL_RETRY_MAX_DELAY_MS: '2000', SMTP_TIMEOUT_MS: '2000',
         HEARTBEAT_INTERVAL_MS: '200', LOG_LEVEL: 'silent', ...extra,
       };

@@ -3,7 +3,7 @@ import {
   type EventName,
   type MailCommand,
   type MailCommandEnvelope,
-  type MessageSealer,
+  type MessageSealing,
   type NoteEvent,
   type NoteEventData,
   type OutgoingMessage,
@@ -20,8 +20,8 @@ export function noteEventMessage(event: EventName, data: NoteEventData, now: Dat
   return { id: envelope.id, routingKey: event, body: JSON.stringify(envelope) };
 }
 
-/** A mail command sealed under MAIL_KEYS: the outbox and the broker see only ciphertext. */
-export function mailCommandMessage(sealer: MessageSealer, command: MailCommand, now: Date): OutgoingMessage {
+/** A mail command sealed to the mailer: the outbox and the broker see only ciphertext that notes cannot open. */
+export function mailCommandMessage(sealer: MessageSealing, command: MailCommand, now: Date): OutgoingMessage {
   const envelope: MailCommandEnvelope = {
     id: randomUUID(),
     event: 'mail.send',

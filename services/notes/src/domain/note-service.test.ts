@@ -3,7 +3,9 @@ import {
   KeyRing,
   MAIL_SEAL_PURPOSE,
   ManualClock,
-  MessageSealer,
+  ConsumerOpener,
+  ConsumerSealer,
+  publicRingOf,
   NoteNotFoundError,
   ServiceUnavailableError,
   silentLogger,
@@ -22,8 +24,9 @@ function setup() {
   const store = new FakeNoteStore();
   const clock = new ManualClock(new Date('2026-03-01T10:00:00.000Z'));
   const crypto = new NoteCrypto({ masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), kdf: { N: 1024, r: 8, p: 1 } });
-  const mailKeys = KeyRing.generate('m1');
-  const mailSealer = new MessageSealer(mailKeys, MAIL_SEAL_PURPOSE);
+  const mailPrivateKeys = KeyRing.generate('m1');
+  const mailSealer = new ConsumerSealer(publicRingOf(mailPrivateKeys), MAIL_SEAL_PURPOSE);
+  const mailOpener = new ConsumerOpener(mailPrivateKeys, MAIL_SEAL_PURPOSE);
   const seen: Array<{ event: EventName; data: unknown }> = [];
   const service = new NoteService({
     store, crypto, mailSealer, clock, publicBaseUrl: 'https://notes.example/', retentionHours: 720, logger: silentLogger,
@@ -31,7 +34,7 @@ function setup() {
   });
   const sweeper = new ExpirySweeper({ store, clock, intervalMs: 1000, logger: silentLogger, batchSize: 2 });
   const mail = () => store.events().filter((e) => e.routingKey === 'mail.send')
-    .map((e) => JSON.parse(mailSealer.open(e.body.sealed as string)) as MailCommand);
+    .map((e) => JSON.parse(mailOpener.open(e.body.sealed as string)) as MailCommand);
   const noteEvents = () => store.events().filter((e) => e.routingKey !== 'mail.send');
   return { store, clock, service, sweeper, mail, noteEvents, seen };
 }

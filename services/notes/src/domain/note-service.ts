@@ -1,4 +1,4 @@
-import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealer, type OutgoingMessage } from '@vanish/common';
+import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealing, type OutgoingMessage } from '@vanish/common';
 import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
 import type { NoteCrypto, SealedNote } from './note-crypto';
@@ -16,8 +16,8 @@ const HOUR_MS = 3_600_000;
 export interface NoteServiceOptions {
   store: NoteStore;
   crypto: NoteCrypto;
-  /** `new MessageSealer(mailKeys, MAIL_SEAL_PURPOSE)`. */
-  mailSealer: MessageSealer;
+  /** Seals mail commands to the mailer: `new ConsumerSealer(mailPublicKeys, MAIL_SEAL_PURPOSE)` (DECISIONS 1). */
+  mailSealer: MessageSealing;
   clock: Clock;
   /** Origin of shareable links, e.g. `http://localhost:8080` (no trailing slash needed). */
   publicBaseUrl: string;
@@ -34,7 +34,7 @@ export interface NoteServiceOptions {
 export class NoteService implements NotesApi {
   private readonly store: NoteStore;
   private readonly crypto: NoteCrypto;
-  private readonly mailSealer: MessageSealer;
+  private readonly mailSealer: MessageSealing;
   private readonly clock: Clock;
   private readonly publicBaseUrl: string;
   private readonly retentionMs: number;

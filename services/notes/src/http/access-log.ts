@@ -11,7 +11,9 @@ const SECRET_LOOKING = /[0-9A-Za-z_-]{16,}|[0-9a-fA-F-]{8,}-[0-9a-fA-F-]{4,}/g;
  */
 export function redactedPath(routeName: string | undefined, rawPath: string): string {
   if (routeName) return routeName;
-  return rawPath.split('?')[0]!.replace(SECRET_LOOKING, ':redacted').slice(0, 200);
+  // Escaped ASCII is decoded first, so that `%33%66...` cannot smuggle a uuid past the pattern.
+  const bare = rawPath.split('?')[0]!.replace(/%([0-7][0-9a-f])/gi, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return bare.replace(SECRET_LOOKING, ':redacted').slice(0, 200);
 }
 
 /** One JSON line per finished request: method, route template, status, duration, request id. */

@@ -133,5 +133,7 @@ describe('redactedPath', () => {
     expect(redactedPath(undefined, `/api/views/${UUID}?t=${UUID}`)).toBe('/api/views/:redacted');
     expect(redactedPath(undefined, `/x/${UUID.toUpperCase()}/y`)).toBe('/x/:redacted/y');
     expect(redactedPath(undefined, '/api/nope')).toBe('/api/nope');
+    const escaped = [...UUID].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
+    expect(redactedPath(undefined, `/x/${escaped}%E0`)).toBe('/x/:redacted%E0');
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import {
   MAX_JSON_BYTES, NoteNotFoundError, ServiceUnavailableError, ValidationError, apiHeaders, apiNotFound, errorHandler,
-  formatTimestamp, jsonBody, methodsOnly, routeName, type Logger,
+  formatTimestamp, isUndecodablePath, jsonBody, methodsOnly, routeName, type Logger,
 } from '@vanish/common';
 import { validateCreateNote } from '../domain/create-note-validator';
 import type { CreatedNote, NoteMetadata, NotesApi } from '../domain/notes';
@@ -145,7 +145,7 @@ export function createApiRoutes(deps: ApiRoutesDeps): Router {
 const malformedPathAsNotFound: ErrorRequestHandler = (err, _req, _res, next) => {
   // The view route holds the only path parameter under /api. (Its message quotes the raw value, so
   // it must never reach a log.)
-  if (err instanceof URIError) {
+  if (isUndecodablePath(err)) {
     next(new NoteNotFoundError());
     return;
   }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { PERMISSIONS_POLICY } from '@vanish/common';
 import { ApiChecker } from '@vanish/testkit/openapi';
 import { OPENAPI_DOCUMENT_FILE } from './api-routes';
 
@@ -83,13 +84,22 @@ describe('the OpenAPI document', () => {
     for (const { path, method, op } of operations()) {
       for (const [status, raw] of Object.entries(op.responses as Json)) {
         const headers = deref(raw as Json).headers as Json;
-        for (const name of ['API-Version', 'Cache-Control', 'X-Content-Type-Options', 'Referrer-Policy']) {
+        for (const name of [
+          'API-Version', 'Cache-Control', 'X-Content-Type-Options', 'Referrer-Policy',
+          'Cross-Origin-Opener-Policy', 'Cross-Origin-Resource-Policy', 'Permissions-Policy',
+        ]) {
           expect([path, method, status, name, deref(headers[name] ?? {}).required]).toEqual([path, method, status, name, true]);
         }
         if (status === '405' || status === '204') expect(deref(headers.Allow).required).toBe(true);
         if (status === '503' || status === '429') expect(deref(headers['Retry-After']).required).toBe(true);
       }
     }
+  });
+
+  it('when the cross-origin and permissions headers are documented, then their values are the ones every answer carries', () => {
+    expect(doc.components.headers.CrossOriginOpenerPolicy.schema.const).toBe('same-origin');
+    expect(doc.components.headers.CrossOriginResourcePolicy.schema.const).toBe('same-origin');
+    expect(doc.components.headers.PermissionsPolicy.schema.const).toBe(PERMISSIONS_POLICY);
   });
 
   it('when the error codes are listed, then they are exactly the DECISIONS 4 and 8 codes', () => {

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import QRCode from 'qrcode';
-import { AppError, type Logger, ValidationError, pageHeaders, routeName } from '@vanish/common';
+import { AppError, type Logger, ValidationError, isUndecodablePath, pageHeaders, routeName } from '@vanish/common';
 import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
 import type { FormTokens } from './form-tokens';
@@ -95,9 +95,14 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     }
   });
 
+  // Whatever else reaches the pages (the API is mounted first and answers all of /api) is no page.
+  router.use(() => { throw new PageNotFound(); });
+
   router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) { next(err); return; }
-    if (err instanceof PageNotFound) { send(res, 404, notFoundPage()); return; }
+    // A note link whose escapes cannot be decoded (`/%ff%fe`) can name no note. The router's error
+    // quotes the raw path, so it is answered here and never logged.
+    if (err instanceof PageNotFound || isUndecodablePath(err)) { send(res, 404, notFoundPage()); return; }
     if (err instanceof PageForbidden) { send(res, 403, forbiddenPage()); return; }
     if (err instanceof AppError && err.statusCode < 500) {
       // Body parser errors and the like: the form could not be read.

@@ -193,7 +193,7 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
     });
 
     it('when notes go through every transition, then the outbox holds exactly one event per transition with an opaque note_id', async () => {
-      const { service, crypto, mailSealer } = buildNotes(knex);
+      const { service, crypto, mailOpener } = buildNotes(knex);
       const a = await service.create(noteInput({ maxViews: 2, notificationEmail: 'reader@example.com', sendLinkEmail: 'link@example.com' }));
       const b = await service.create(noteInput({ expiryType: 'both', expiryHours: 2, maxViews: 1 }));
       await service.metadata(a.uuid);
@@ -216,7 +216,7 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
         expect(id).not.toBe(crypto.lookup(b.uuid));
       }
       expect(events[2]!.body.data).toEqual({ note_id: expect.any(String), expiry_type: 'both' });
-      const mails = events.filter((e) => e.routingKey === 'mail.send').map((e) => JSON.parse(mailSealer.open(e.body.sealed!)) as MailCommand);
+      const mails = events.filter((e) => e.routingKey === 'mail.send').map((e) => JSON.parse(mailOpener.open(e.body.sealed!)) as MailCommand);
       expect(mails.map((m) => [m.kind, m.to])).toEqual([['link', 'link@example.com'], ['notification', 'reader@example.com'], ['notification', 'reader@example.com']]);
       expect(mails[0]).toMatchObject({ link: a.url, max_views: 2 });
     });

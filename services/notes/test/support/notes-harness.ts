@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { KeyRing, MAIL_SEAL_PURPOSE, ManualClock, MessageSealer, silentLogger, type Clock } from '@vanish/common';
+import { ConsumerOpener, ConsumerSealer, KeyRing, MAIL_SEAL_PURPOSE, ManualClock, publicRingOf, silentLogger, type Clock } from '@vanish/common';
 import { ExpirySweeper } from '../../src/domain/expiry-sweeper';
 import { NoteCrypto, type ScryptParams } from '../../src/domain/note-crypto';
 import { NoteService } from '../../src/domain/note-service';
@@ -14,11 +14,12 @@ export const TEST_KDF: ScryptParams = { N: 1024, r: 8, p: 1 };
 export interface NotesKeys {
   masterKeys: KeyRing;
   lookupKey: Buffer;
-  mailKeys: KeyRing;
+  /** The mailer's private ring: notes gets only its public half; tests open commands with it. */
+  mailPrivateKeys: KeyRing;
 }
 
 export function newKeys(): NotesKeys {
-  return { masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), mailKeys: KeyRing.generate('m1') };
+  return { masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), mailPrivateKeys: KeyRing.generate('m1') };
 }
 
 /** The real domain on real knex stores, wired the way compose.ts does it. */
@@ -26,12 +27,13 @@ export function buildNotes(knex: Knex, keys: NotesKeys = newKeys(), clock: Clock
   const store = new KnexNoteStore(knex, clock);
   const outbox = new KnexOutboxStore(knex, clock);
   const crypto = new NoteCrypto({ masterKeys: keys.masterKeys, lookupKey: keys.lookupKey, kdf: TEST_KDF });
-  const mailSealer = new MessageSealer(keys.mailKeys, MAIL_SEAL_PURPOSE);
+  const mailSealer = new ConsumerSealer(publicRingOf(keys.mailPrivateKeys), MAIL_SEAL_PURPOSE);
+  const mailOpener = new ConsumerOpener(keys.mailPrivateKeys, MAIL_SEAL_PURPOSE);
   const service = new NoteService({
     store, crypto, mailSealer, clock, publicBaseUrl: 'http://localhost:8080', retentionHours: 720, logger: silentLogger,
   });
   const sweeper = () => new ExpirySweeper({ store, clock, intervalMs: 60_000, logger: silentLogger, batchSize: 3 });
-  return { store, outbox, crypto, mailSealer, service, sweeper, keys, clock };
+  return { store, outbox, crypto, mailSealer, mailOpener, service, sweeper, keys, clock };
 }
 
 export const noteInput = (over: Partial<CreateNoteInput> = {}): CreateNoteInput => ({

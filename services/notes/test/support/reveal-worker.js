@@ -2,7 +2,7 @@
 // A second notes process for the cross-process reveal test: builds the real NoteService on the
 // real knex store from the sources, then reveals on command and reports the outcomes.
 require('./ts-hook');
-const { KeyRing, silentLogger, MessageSealer, MAIL_SEAL_PURPOSE, systemClock } = require('@vanish/common');
+const { KeyRing, silentLogger, ConsumerSealer, MAIL_SEAL_PURPOSE, systemClock } = require('@vanish/common');
 const { configureKnex } = require('../../src/adapters/db/configure-knex');
 const { KnexNoteStore } = require('../../src/adapters/db/knex-note-store');
 const { NoteCrypto } = require('../../src/domain/note-crypto');
@@ -17,7 +17,7 @@ const service = new NoteService({
     lookupKey: Buffer.from(env.LOOKUP_KEY, 'base64'),
     kdf: { N: 1024, r: 8, p: 1 },
   }),
-  mailSealer: new MessageSealer(KeyRing.parse(env.MAIL_KEYS), MAIL_SEAL_PURPOSE),
+  mailSealer: new ConsumerSealer(KeyRing.parse(env.MAIL_PUBLIC_KEYS), MAIL_SEAL_PURPOSE),
   clock: systemClock,
   publicBaseUrl: 'http://localhost:8080',
   retentionHours: 720,

@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import { smtpTlsMode, smtpTlsOptions } from './smtp-tls';
 import { MailDeliveryError, scrubAddresses, type MailTransport, type OutgoingEmail } from '../../domain/mail-transport';
 
 export interface SmtpMailTransportOptions {
@@ -9,6 +10,8 @@ export interface SmtpMailTransportOptions {
    * to send without it) or smtps://... (TLS from the first byte, port 465 by default).
    */
   url: string;
+  /** CA bundle (PEM) to verify the server with (SMTP_TLS_CA_FILE); unset: Node's public roots. */
+  ca?: string | Buffer;
   poolSize: number;
   timeoutMs: number;
 }
@@ -59,15 +62,15 @@ export class SmtpMailTransport implements MailTransport {
 
 export function smtpOptions(options: SmtpMailTransportOptions): SMTPPool.Options {
   const url = new URL(options.url);
-  const secure = url.protocol === 'smtps:';
-  const starttls = url.searchParams.get('starttls') ?? 'auto';
+  const mode = smtpTlsMode(options.url);
+  const secure = mode === 'tls';
   return {
     pool: true,
     host: url.hostname,
     port: url.port ? Number(url.port) : secure ? 465 : 587,
     secure,
-    requireTLS: !secure && starttls === 'required',
-    ignoreTLS: !secure && starttls === 'never',
+    requireTLS: mode === 'starttls-required',
+    ignoreTLS: mode === 'none',
     auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
     maxConnections: options.poolSize,
     maxMessages: 1000,
@@ -75,7 +78,7 @@ export function smtpOptions(options: SmtpMailTransportOptions): SMTPPool.Options
     greetingTimeout: options.timeoutMs,
     socketTimeout: options.timeoutMs,
     dnsTimeout: options.timeoutMs,
-    tls: { servername: url.hostname },
+    tls: smtpTlsOptions(options.url, options.ca),
     logger: false,
     // Plain connections (STARTTLS upgrades them in place) without Nagle's algorithm: nodemailer
     // writes a message's end marker as its own small packet, which otherwise waits for the peer's
@@ -95,7 +98,8 @@ export function smtpOptions(options: SmtpMailTransportOptions): SMTPPool.Options
  * Any other 5xx is permanent (dead-lettered, never retried); a 5xx at RCPT TO or DATA rejects
  * this recipient or this message, so the address is suppressed too (a 5xx at MAIL FROM refuses
  * our sender, not the recipient: no suppression). Authentication failures (EAUTH) are our own
- * configuration, which an operator can fix: temporary, retried up to the horizon.
+ * configuration, which an operator can fix: temporary, retried up to the horizon. So is a refused
+ * required STARTTLS (ETLS: misconfigured, or stripped on the path): never sent in plaintext.
  */
 export function classifySmtpError(err: unknown): MailDeliveryError {
   if (err instanceof MailDeliveryError) return err;
@@ -103,7 +107,7 @@ export function classifySmtpError(err: unknown): MailDeliveryError {
   const code = typeof e.responseCode === 'number' ? e.responseCode : undefined;
   const reply = scrubAddresses((e.response ?? e.message ?? 'unknown error').split('\n')[0]!.slice(0, 200));
   const where = e.command ? ` at ${e.command}` : '';
-  if (code !== undefined && code >= 500 && code < 600 && e.code !== 'EAUTH') {
+  if (code !== undefined && code >= 500 && code < 600 && e.code !== 'EAUTH' && e.code !== 'ETLS') {
     const recipientRejected = e.command === 'RCPT TO' || e.command === 'DATA';
     return new MailDeliveryError('permanent', `SMTP ${code}${where}: ${reply}`, { responseCode: code, recipientRejected, cause: err });
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { KeyRing, MAIL_SEAL_PURPOSE, ManualClock, MessageSealer, silentLogger, type Logger } from '@vanish/common';
+import { ConsumerOpener, ConsumerSealer, KeyRing, MAIL_SEAL_PURPOSE, ManualClock, publicRingOf, silentLogger, type Logger } from '@vanish/common';
 import { NoteCrypto } from '../../domain/note-crypto';
 import type { NoteEventsObserver } from '../../domain/note-events';
 import { NoteService } from '../../domain/note-service';
@@ -20,8 +20,9 @@ export interface FakeNoteServiceOptions {
 export function createFakeNoteService(options: FakeNoteServiceOptions = {}) {
   const store = new FakeNoteStore();
   const clock = options.clock ?? new ManualClock(new Date('2026-01-01T00:00:00Z'));
-  const mailKeys = KeyRing.generate('m1');
-  const mailSealer = new MessageSealer(mailKeys, MAIL_SEAL_PURPOSE);
+  const mailPrivateKeys = KeyRing.generate('m1');
+  const mailSealer = new ConsumerSealer(publicRingOf(mailPrivateKeys), MAIL_SEAL_PURPOSE);
+  const mailOpener = new ConsumerOpener(mailPrivateKeys, MAIL_SEAL_PURPOSE);
   const crypto = new NoteCrypto({ masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), kdf: { N: 1024, r: 8, p: 1 } });
   const service = new NoteService({
     store,
@@ -33,5 +34,5 @@ export function createFakeNoteService(options: FakeNoteServiceOptions = {}) {
     logger: options.logger ?? silentLogger,
     events: options.events,
   });
-  return { service, store, clock, crypto, mailSealer, mailKeys };
+  return { service, store, clock, crypto, mailSealer, mailOpener };
 }

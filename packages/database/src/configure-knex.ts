@@ -1,0 +1,131 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+import knexFactory, { type Knex } from 'knex';
+import type { Logger } from '@vanish/common';
+import { mysqlSsl, parseDatabaseUrl, type MysqlLocation } from './database-url';
+
+/**
+ * The one place that turns a DATABASE_URL into knex (STYLE H8), shared by every service that has
+ * a database. `sqlite:PATH` gives the embedded default (better-sqlite3, WAL); `mysql://...` gives
+ * MySQL/MariaDB through mysql2 (utf8mb4, UTC, decimals as numbers, short timeouts, TLS from the
+ * URL's `ssl-mode`/`ssl-ca` or `sslCa`). What differs between services are the options below.
+ */
+export interface ConfigureKnexOptions {
+  /** Where knex's own output goes (lost connections, pool warnings, deprecations); never the console. */
+  logger: Logger;
+  /** MySQL pool size (SQLite always uses one connection). Default 10. */
+  poolMax?: number;
+  /** How long connecting may take. Default 2000 ms: an unreachable database answers fast. */
+  connectTimeoutMs?: number;
+  /** How long a query may wait for a pooled connection. Default: connectTimeoutMs. */
+  acquireTimeoutMs?: number;
+  /** SQLite `synchronous` pragma. FULL (default): a commit survives a power cut; NORMAL may lose the last ones. */
+  sqliteSynchronous?: 'FULL' | 'NORMAL';
+  /** Statements run on every new MySQL connection (session settings), in order. */
+  mysqlSessionStatements?: readonly string[];
+  /** CA bundle (PEM) for MySQL TLS when the URL has no `ssl-ca` (DATABASE_SSL_CA / DATABASE_SSL_CA_FILE). */
+  sslCa?: string | Buffer;
+}
+
+export function configureKnex(databaseUrl: string, options: ConfigureKnexOptions): Knex {
+  const location = parseDatabaseUrl(databaseUrl);
+  const config = location.dialect === 'sqlite' ? sqliteConfig(location.filename, options) : mysqlConfig(location, options);
+  return knexFactory({ ...config, log: knexLog(options.logger) });
+}
+
+/**
+ * knex prints through console.log unless given these (a lost connection printed
+ * `Connection Error: Error: read ECONNRESET` as a bare line): every line must be our JSON.
+ * knex calls each with one message.
+ */
+export function knexLog(logger: Logger): Knex.Config['log'] {
+  const text = (message: unknown) => (message instanceof Error ? message.message : String(message));
+  return {
+    warn: (message: unknown) => logger.warn('database driver warning', { detail: text(message) }),
+    // Driver errors (lost connections, pool timeouts) heal by themselves; the caller logs what fails a request.
+    error: (message: unknown) => logger.warn('database driver error', { detail: text(message) }),
+    deprecate: (message: unknown) => logger.debug('knex deprecation', { detail: text(message) }),
+    debug: (message: unknown) => logger.debug('database driver debug', { detail: text(message) }),
+  };
+}
+
+function sqliteConfig(filename: string, options: ConfigureKnexOptions): Knex.Config {
+  if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true });
+  const synchronous = options.sqliteSynchronous ?? 'FULL';
+  return {
+    client: 'better-sqlite3',
+    connection: { filename },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+        try {
+          conn.pragma('journal_mode = WAL');
+          conn.pragma('busy_timeout = 5000');
+          conn.pragma(`synchronous = ${synchronous}`);
+          conn.pragma('foreign_keys = ON');
+          done(null, conn);
+        } catch (err) {
+          done(err as Error, conn);
+        }
+      },
+    },
+  };
+}
+
+type RawMysqlConnection = {
+  query(sql: string, cb: (err: Error | null) => void): void;
+  stream?: { getPeerCertificate?: () => PeerCertificate };
+};
+
+/**
+ * mysql2 checks the server's name only when it dialled a host name, not an IP address: with
+ * VERIFY_IDENTITY every new connection's certificate is checked here too, for either.
+ */
+function identityError(conn: RawMysqlConnection, host: string): Error | undefined {
+  const certificate = conn.stream?.getPeerCertificate?.();
+  if (!certificate || Object.keys(certificate).length === 0) return new Error(`MySQL TLS: no server certificate to verify ${host} against`);
+  return checkServerIdentity(host, certificate);
+}
+
+function mysqlConfig(location: MysqlLocation, options: ConfigureKnexOptions): Knex.Config {
+  const timeout = options.connectTimeoutMs ?? 2000;
+  const ssl = mysqlSsl(location, options.sslCa);
+  const statements = options.mysqlSessionStatements ?? [];
+  const afterCreate = (conn: RawMysqlConnection, done: (err: Error | null, conn: unknown) => void) => {
+    const mismatch = ssl?.verifyIdentity ? identityError(conn, location.host) : undefined;
+    if (mismatch) return done(mismatch, conn);
+    const next = (index: number): void => {
+      if (index >= statements.length) return done(null, conn);
+      conn.query(statements[index]!, (err) => (err ? done(err, conn) : next(index + 1)));
+    };
+    return next(0);
+  };
+  return {
+    client: 'mysql2',
+    connection: {
+      host: location.host,
+      port: location.port,
+      user: location.user,
+      password: location.password,
+      database: location.database,
+      charset: 'utf8mb4',
+      timezone: 'Z',
+      connectTimeout: timeout,
+      decimalNumbers: true,
+      supportBigNumbers: true,
+      bigNumberStrings: false,
+      enableKeepAlive: true,
+      ...(ssl ? { ssl } : {}),
+    },
+    acquireConnectionTimeout: options.acquireTimeoutMs ?? timeout,
+    pool: {
+      min: 0,
+      max: options.poolMax ?? 10,
+      idleTimeoutMillis: 30_000,
+      afterCreate,
+    },
+  };
+}
