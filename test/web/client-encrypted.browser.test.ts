@@ -163,9 +163,15 @@ describe('notes sealed by the vanish CLI, opened in Chromium', () => {
     await expect(page.locator('#key-missing').isVisible()).resolves.toBe(true);
     await expect(page.getByRole('button', { name: 'Show the note' }).isDisabled()).resolves.toBe(true);
 
+    // The key pasted after the # in place (no reload): the page takes it up.
+    await page.goto(`${link.split('#')[0]}#${link.split('#')[1]}`);
+    await expect(page.getByRole('button', { name: 'Show the note' }).isEnabled()).resolves.toBe(true);
+    await expect(page.locator('#key-missing').isVisible()).resolves.toBe(false);
+
     // A well-formed key that is not this note's: the proof does not match, nothing is consumed.
     const wrong = `${link.split('#')[0]}#${'A'.repeat(42)}A`;
     for (let i = 0; i < 6; i += 1) {
+      await page.goto('about:blank');
       await page.goto(wrong);
       await page.getByLabel('Passcode').fill('not the pin');
       await page.getByRole('button', { name: 'Show the note' }).click();
@@ -210,6 +216,82 @@ describe('notes sealed by the vanish CLI, opened in Chromium', () => {
     expect(revealed.length).toBeLessThanOrEqual(3);
     expect(revealed.length).toBeGreaterThanOrEqual(1);
     expect(await currentViews(uuid)).toBe('gone');
+  });
+});
+
+describe('the create page seals in the browser (DECISIONS 13)', () => {
+  it('when a note is written on the create page and opened in a fresh browser, then no request, file or log line ever held its text or key, and one view is counted', async () => {
+    const text = `written in the page ${Date.now()} 🗝`;
+    const writer = await browser.newContext();
+    const sent = recordRequests(writer);
+    const page = await writer.newPage();
+    await page.goto(`${base}/`);
+    await expect(page.locator('#sealing-hint').isVisible()).resolves.toBe(true);
+    await page.getByLabel('Note').fill(text);
+    await page.getByRole('button', { name: 'Create note' }).click();
+    await page.waitForLoadState('domcontentloaded');
+    const link = (await page.locator('#note-link').textContent())!.trim();
+    const key = (await page.locator('#note-key').textContent())!.trim();
+    expect(link).toMatch(new RegExp(`^${base}/[0-9a-f-]{36}#[A-Za-z0-9_-]{43}$`));
+    expect(link.endsWith(`#${key}`)).toBe(true);
+    await page.setViewportSize({ width: 1200, height: 900 });
+    await page.screenshot({ path: join(ROOT, 'docs', 'screenshots', 'created-in-browser-desktop.png'), fullPage: true });
+    // The key was handed from the create page to this one in the tab's session storage, and is gone from it now.
+    await expect(page.evaluate('sessionStorage.length')).resolves.toBe(0);
+    await writer.close();
+
+    const reader = await browser.newContext();
+    const read = recordRequests(reader);
+    const readerPage = await reader.newPage();
+    await readerPage.goto(link);
+    await readerPage.getByRole('button', { name: 'Show the note' }).click();
+    await readerPage.locator('#note-content[data-opened="yes"]').waitFor();
+    await expect(readerPage.locator('#note-content').textContent()).resolves.toBe(text);
+    await reader.close();
+    expect(await currentViews(link.slice(base.length + 1, base.length + 37))).toBe('gone');
+
+    for (const request of [...sent, ...read]) {
+      expect(request).not.toContain(text);
+      expect(request).not.toContain(key);
+    }
+    const server = serverSide();
+    expect(server).not.toContain(text);
+    expect(server).not.toContain(key);
+  });
+
+  it('when JavaScript is off on the create page, then the note is made by the server as before, the page says so, and it reveals as today', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(`${base}/`);
+    await page.getByLabel('Note').fill('sent as text');
+    await page.getByRole('button', { name: 'Create note' }).click();
+    await page.waitForLoadState('domcontentloaded');
+    const link = (await page.locator('#note-link').textContent())!.trim();
+    expect(link).toMatch(new RegExp(`^${base}/[0-9a-f-]{36}$`));
+    await expect(page.locator('main').textContent()).resolves.toContain('This note was encrypted by the server');
+    await page.goto(link);
+    await page.getByRole('button', { name: 'Show the note' }).click();
+    await page.waitForLoadState('domcontentloaded');
+    await expect(page.locator('#note-content').textContent()).resolves.toBe('sent as text');
+    await context.close();
+  });
+
+  it('when the page is not a secure context (plain HTTP on a host other than localhost), then it falls back to the server and says so', async () => {
+    const insecure = await chromium.launch({ executablePath: '/usr/bin/chromium', args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP vanish.test 127.0.0.1'] });
+    try {
+      const page = await insecure.newPage();
+      await page.goto(base.replace('127.0.0.1', 'vanish.test') + '/');
+      await expect(page.evaluate('window.isSecureContext')).resolves.toBe(false);
+      await expect(page.locator('#sealing-hint').isVisible()).resolves.toBe(false);
+      await page.getByLabel('Note').fill('no webcrypto here');
+      await page.getByRole('button', { name: 'Create note' }).click();
+      await page.waitForLoadState('domcontentloaded');
+      const link = (await page.locator('#note-link').textContent())!.trim();
+      expect(link).toMatch(new RegExp(`^${base}/[0-9a-f-]{36}$`));
+      await expect(page.locator('main').textContent()).resolves.toContain('This note was encrypted by the server');
+    } finally {
+      await insecure.close();
+    }
   });
 });
 

@@ -46,17 +46,25 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   });
 
   router.post('/', routeName('/'), form, async (req, res) => {
-    sameOriginOrThrow(req, allowedOrigin);
+    // A create needs no note's secret, so a page without fetch metadata (plain HTTP on a host that is not
+    // localhost sends no Sec-Fetch-Site, and no-referrer makes its Origin `null`) may still create with its
+    // single-use token (DECISIONS 13's fallback); reveals keep the strict rule.
+    sameOriginOrThrow(req, allowedOrigin, { opaqueOriginAllowed: true });
     const fields = formFields(req.body);
     if (!(await deps.formTokens.redeem(fields.form_token, 'create'))) throw new PageForbidden();
     const values: CreateFormValues = fields;
+    const sealedInBrowser = fields.client_encrypted === 'true';
     try {
-      const created = await deps.notes.create(validateCreateNote(formToRequest(fields)));
-      const qr = await QRCode.toString(created.url, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
-      send(res, 200, createdPage(created, qr));
+      const input = validateCreateNote(formToRequest(fields));
+      const created = await deps.notes.create(input);
+      // A QR code of a link without its key would open nothing; the browser shows that link and key itself.
+      const qr = input.keyCheck ? '' : await QRCode.toString(created.url, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
+      send(res, 200, createdPage(created, qr, input.keyCheck !== null && input.keyCheck !== undefined));
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      send(res, 400, createPage(deps.formTokens.issue('create'), values, { parameter: err.parameter, message: err.message }));
+      // The envelope is never echoed back into the text box (it would be sealed again).
+      const shown = sealedInBrowser ? { ...values, content: undefined } : values;
+      send(res, 400, createPage(deps.formTokens.issue('create'), shown, { parameter: err.parameter, message: err.message }, sealedInBrowser));
     }
   });
 
@@ -135,7 +143,7 @@ function notFoundAsPage(err: unknown): never {
  * origin of form posts), so an explicit Origin must be ours and a bare `null` needs Sec-Fetch-Site.
  * Clients that send neither still need the single-use form token.
  */
-function sameOriginOrThrow(req: Request, allowedOrigin: string): void {
+function sameOriginOrThrow(req: Request, allowedOrigin: string, options: { opaqueOriginAllowed?: boolean } = {}): void {
   const site = req.get('sec-fetch-site');
   if (site !== undefined) {
     if (site !== 'same-origin') throw new PageForbidden();
@@ -143,13 +151,14 @@ function sameOriginOrThrow(req: Request, allowedOrigin: string): void {
   }
   const origin = req.get('origin');
   if (origin === undefined) return;
+  if (origin === 'null' && options.opaqueOriginAllowed) return;
   if (origin !== allowedOrigin && origin !== `${req.protocol}://${req.get('host')}`) throw new PageForbidden();
 }
 
 function formFields(body: unknown): Record<string, string | undefined> {
   const source = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   const out: Record<string, string | undefined> = {};
-  for (const name of [...FORM_FIELDS, 'form_token', 'key_check']) {
+  for (const name of [...FORM_FIELDS, 'form_token', 'key_check', 'client_encrypted']) {
     const value = Object.prototype.hasOwnProperty.call(source, name) ? source[name] : undefined;
     out[name] = typeof value === 'string' ? value : undefined;
   }
@@ -160,6 +169,9 @@ function formFields(body: unknown): Record<string, string | undefined> {
 function formToRequest(fields: Record<string, string | undefined>): Record<string, unknown> {
   const request: Record<string, unknown> = { ...fields };
   delete request.form_token;
+  // DECISIONS 13: the page's script sends client_encrypted=true with an envelope; any other value is not the flag.
+  if (fields.client_encrypted === 'true') request.client_encrypted = true;
+  else delete request.client_encrypted;
   for (const name of ['expiry_time', 'max_views']) {
     const value = fields[name];
     if (value === undefined || value.trim() === '') delete request[name];

@@ -66,18 +66,87 @@ export const APP_JS = `
   };
   var revealForm = document.querySelector('form[data-client-encrypted]');
   if (revealForm) {
-    var key = fragmentKey();
     var button = revealForm.querySelector('button');
-    if (!key) {
-      document.getElementById('key-missing').hidden = false;
-      button.disabled = true;
+    var ready = Promise.resolve();
+    // On load, and again when the fragment changes in place (a key pasted after the #): no reload happens then.
+    var prepareReveal = function () {
+      var key = fragmentKey();
+      revealForm.elements.key_check.value = '';
+      document.getElementById('key-missing').hidden = Boolean(key);
+      button.disabled = !key;
+      ready = key ? envelope.keyCheck(key).then(function (check) { revealForm.elements.key_check.value = check; }) : Promise.resolve();
+    };
+    prepareReveal();
+    window.addEventListener('hashchange', prepareReveal);
+    revealForm.addEventListener('submit', function (event) {
+      if (revealForm.elements.key_check.value) return;
+      event.preventDefault();
+      ready.then(function () { if (revealForm.elements.key_check.value) revealForm.submit(); });
+    });
+  }
+  // The create page seals the text here when it can (a secure context with WebCrypto); otherwise the form
+  // posts the text as before and the created page says that the server encrypted it.
+  var KEY_SLOT = 'vanish-new-note-key';
+  var forget = function () { try { sessionStorage.removeItem(KEY_SLOT); } catch (e) { /* storage off */ } };
+  var createForm = document.querySelector('form[data-create]');
+  if (createForm && envelope && window.isSecureContext && window.crypto && crypto.subtle) {
+    forget();
+    document.getElementById('sealing-hint').hidden = false;
+    var textBox = createForm.elements.content;
+    var sealing = false;
+    // Back from an error page may restore this page as it was when sent: undo the sealing, so that an
+    // edited text is sealed again rather than the old envelope sent.
+    var unseal = function () {
+      createForm.querySelectorAll('input[data-sealed-field]').forEach(function (input) { input.remove(); });
+      textBox.setAttribute('name', 'content');
+      createForm.removeAttribute('data-sealed');
+      sealing = false;
+    };
+    window.addEventListener('pageshow', unseal);
+    createForm.addEventListener('submit', function (event) {
+      if (createForm.hasAttribute('data-sealed')) return;
+      event.preventDefault();
+      if (sealing) return;
+      var text = textBox.value;
+      if (Array.from(text).length > 10000) {
+        textBox.setCustomValidity('The note is longer than 10,000 characters.');
+        textBox.reportValidity();
+        textBox.setCustomValidity('');
+        return;
+      }
+      sealing = true;
+      var key = envelope.newKey();
+      Promise.all([envelope.seal(text, key), envelope.keyCheck(key)]).then(function (parts) {
+        var add = function (name, value) {
+          var input = document.createElement('input');
+          input.type = 'hidden';
+          input.name = name;
+          input.value = value;
+          input.setAttribute('data-sealed-field', '');
+          createForm.appendChild(input);
+        };
+        // The text box is never sent; only the envelope and the proof of its key are.
+        textBox.removeAttribute('name');
+        add('content', text.trim() === '' ? '' : parts[0]);
+        add('client_encrypted', 'true');
+        add('key_check', parts[1]);
+        try { sessionStorage.setItem(KEY_SLOT, key); } catch (e) { /* the created page will say the key is gone */ }
+        createForm.setAttribute('data-sealed', '');
+        createForm.submit();
+      }, unseal);
+    });
+  }
+  var sealedLink = document.querySelector('[data-sealed-link]');
+  if (sealedLink) {
+    var kept = null;
+    try { kept = sessionStorage.getItem(KEY_SLOT); } catch (e) { kept = null; }
+    forget();
+    if (kept && envelope && envelope.parseKey(kept)) {
+      document.getElementById('note-link').textContent = sealedLink.getAttribute('data-sealed-link') + '#' + kept;
+      document.getElementById('note-key').textContent = kept;
     } else {
-      var ready = envelope.keyCheck(key).then(function (check) { revealForm.elements.key_check.value = check; });
-      revealForm.addEventListener('submit', function (event) {
-        if (revealForm.elements.key_check.value) return;
-        event.preventDefault();
-        ready.then(function () { revealForm.submit(); });
-      });
+      document.getElementById('key-gone').hidden = false;
+      document.getElementById('note-key').textContent = '';
     }
   }
   var sealedText = document.querySelector('[data-envelope]');

@@ -54,14 +54,18 @@ function described(error: FormError | undefined, parameter: string, hint: string
   return raw(` aria-describedby="${ids}"${error && error.parameter === parameter ? ' aria-invalid="true"' : ''}`);
 }
 
-export function createPage(token: string, values: CreateFormValues = {}, error?: FormError): string {
+/**
+ * `sealedInBrowser`: the refused request carried an envelope (DECISIONS 13), so its text is not ours to show
+ * again; the browser still has it one step back.
+ */
+export function createPage(token: string, values: CreateFormValues = {}, error?: FormError, sealedInBrowser = false): string {
   const general = error && !['content', 'expiry_type', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email'].includes(error.parameter ?? '')
     ? html`<p class="error" role="alert">${error.message}</p>` : raw('');
   return layout('New note', html`
 <h1>Write a note that destroys itself</h1>
-${error ? html`<p class="error" role="alert">The note was not created: ${error.message}</p>` : raw('')}
+${error ? html`<p class="error" role="alert">The note was not created: ${error.message}${sealedInBrowser ? ' Your text was encrypted in this browser and never sent: go back to edit it.' : ''}</p>` : raw('')}
 ${general}
-<form method="post" action="/" class="card" novalidate>
+<form method="post" action="/" class="card" novalidate data-create>
   <input type="hidden" name="form_token" value="${token}">
   <label for="content">Note</label>
   <textarea id="content" name="content" maxlength="10000" required${described(error, 'content', 'content-hint')}>${values.content ?? ''}</textarea>
@@ -101,6 +105,7 @@ ${general}
   <input id="send_link_email" name="send_link_email" type="email" maxlength="254" value="${values.send_link_email ?? ''}"${described(error, 'send_link_email', 'send-link-hint')}>
   <p class="hint" id="send-link-hint">We e-mail the link to this address right away.</p>
   ${errorFor(error, 'send_link_email')}
+  <p class="hint" id="sealing-hint" hidden>Your browser encrypts the note before sending it: we never see the text or its key.</p>
   <button type="submit">Create note</button>
 </form>`);
 }
@@ -119,7 +124,28 @@ export function destructionSummary(note: { expiryType: string; maxViews: number;
   }
 }
 
-export function createdPage(note: CreatedNote, qrSvg: string): string {
+/** DECISIONS 13: the created page of a note sealed in the browser; the page's script adds the key it kept. */
+function createdInBrowserPage(note: CreatedNote): string {
+  return layout('Note created', html`
+<h1>Your note is ready</h1>
+<section class="card" aria-labelledby="link-heading" data-sealed-link="${note.url}">
+  <h2 id="link-heading">Share this link</h2>
+  <p class="link" id="note-link">${note.url}</p>
+  <button type="button" class="secondary" data-copy-target="note-link" hidden>Copy link</button>
+  <p>${destructionSummary(note)}${note.hasPasscode ? ' The reader also needs the passcode; send it another way.' : ''}</p>
+  <p>Your browser encrypted this note: we never had its text or its key. The key is the part of the link after #.</p>
+  <h3>The key on its own</h3>
+  <p class="hint">To be safer still, send the link without the key, and the key through another channel.</p>
+  <p class="link" id="note-key">(shown by your browser)</p>
+  <button type="button" class="secondary" data-copy-target="note-key" hidden>Copy key</button>
+  <p class="error" id="key-gone" hidden>This page was opened again: the key was shown once and is not kept anywhere, so the link above cannot open the note.</p>
+  <p class="hint">This link is the only key to the note. We cannot show it to you again.</p>
+</section>
+<p><a href="/">Write another note</a></p>`);
+}
+
+export function createdPage(note: CreatedNote, qrSvg: string, clientEncrypted = false): string {
+  if (clientEncrypted) return createdInBrowserPage(note);
   return layout('Note created', html`
 <h1>Your note is ready</h1>
 <section class="card" aria-labelledby="link-heading">
@@ -128,6 +154,7 @@ export function createdPage(note: CreatedNote, qrSvg: string): string {
   <button type="button" class="secondary" data-copy-target="note-link" hidden>Copy link</button>
   <p>${destructionSummary(note)}${note.hasPasscode ? ' The reader also needs the passcode; send it another way.' : ''}</p>
   <p class="hint">This link is the only key to the note. We cannot show it to you again.</p>
+  <p class="hint">This note was encrypted by the server: it had the text while sealing it, and has it again while it is shown. Notes written with JavaScript on (over HTTPS or on localhost) are encrypted in your browser instead.</p>
   <figure class="qr">${raw(qrSvg)}<figcaption class="hint">QR code of the link</figcaption></figure>
 </section>
 <p><a href="/">Write another note</a></p>`);
