@@ -16,7 +16,7 @@ const EMOJI = '\u{1F600}';
 describe('validateCreateNote', () => {
   it('when only content is given, then the SPEC defaults apply', () => {
     expect(validateCreateNote({ content: 'hello' })).toEqual({
-      content: 'hello', expiryType: 'view', expiryHours: 24, maxViews: 1,
+      content: 'hello', keyCheck: null, expiryType: 'view', expiryHours: 24, maxViews: 1,
       passcode: null, notificationEmail: null, sendLinkEmail: null,
     });
   });
@@ -26,7 +26,7 @@ describe('validateCreateNote', () => {
       content: 'x', expiry_type: 'both', expiry_time: 8760, max_views: 100, passcode: 'p',
       notification_email: 'a@example.com', send_link_email: 'b.c+d@mail.example.org',
     })).toEqual({
-      content: 'x', expiryType: 'both', expiryHours: 8760, maxViews: 100, passcode: 'p',
+      content: 'x', keyCheck: null, expiryType: 'both', expiryHours: 8760, maxViews: 100, passcode: 'p',
       notificationEmail: 'a@example.com', sendLinkEmail: 'b.c+d@mail.example.org',
     });
   });

@@ -88,7 +88,7 @@ describe('NoteService', () => {
   it('when a max_views 2 note is revealed twice, then both views show content, the second destroys it, and events say views/was_read', async () => {
     const { service, store, noteEvents } = setup();
     const { uuid } = await service.create(input({ maxViews: 2, content: 'two' }));
-    await expect(service.reveal(uuid, null)).resolves.toEqual({ outcome: 'revealed', content: 'two', currentViews: 1, maxViews: 2, destroyed: false });
+    await expect(service.reveal(uuid, null)).resolves.toEqual({ outcome: 'revealed', content: 'two', clientEncrypted: false, currentViews: 1, maxViews: 2, destroyed: false });
     await expect(service.metadata(uuid)).resolves.toMatchObject({ currentViews: 1 });
     await expect(service.reveal(uuid, null)).resolves.toEqual({ outcome: 'revealed', content: 'two', currentViews: 2, maxViews: 2, destroyed: true });
     expect(store.notes.size).toBe(0);

@@ -102,17 +102,20 @@ describe('the OpenAPI document', () => {
     expect(doc.components.headers.PermissionsPolicy.schema.const).toBe(PERMISSIONS_POLICY);
   });
 
-  it('when the error codes are listed, then they are exactly the DECISIONS 4 and 8 codes', () => {
+  it('when the error codes are listed, then they are exactly the DECISIONS 4, 8 and 13 codes', () => {
     expect([...doc.components.schemas.ErrorCode.enum].sort()).toEqual([
       'CONTENT_TOO_LONG', 'HTTPS_REQUIRED', 'INTERNAL_ERROR', 'INVALID_CONTENT', 'INVALID_CONTENT_TYPE', 'INVALID_EMAIL',
-      'INVALID_EXPIRY_TIME', 'INVALID_EXPIRY_TYPE', 'INVALID_JSON', 'INVALID_MAX_VIEWS', 'INVALID_PASSCODE', 'METHOD_NOT_ALLOWED',
+      'INVALID_EXPIRY_TIME', 'INVALID_EXPIRY_TYPE', 'INVALID_JSON', 'INVALID_KEY_CHECK', 'INVALID_MAX_VIEWS', 'INVALID_PASSCODE', 'METHOD_NOT_ALLOWED',
       'NOTE_NOT_FOUND', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE',
     ]);
   });
 
   it('when the SPEC request limits are read from it, then they match SPEC 4.1 and 8', () => {
     const fields = doc.components.schemas.CreateNoteRequest.properties;
-    expect(fields.content).toMatchObject({ type: 'string', minLength: 1, maxLength: 10000 });
+    // 10,000 code points of text; a client-encrypted envelope (DECISIONS 13) may be up to 60,000 characters.
+    expect(fields.content).toMatchObject({ type: 'string', minLength: 1, maxLength: 60000 });
+    expect(doc.components.schemas.CreateNoteRequest.else.properties.content.maxLength).toBe(10000);
+    expect(doc.components.schemas.CreateNoteRequest.then.required).toEqual(['key_check']);
     expect(fields.expiry_time).toMatchObject({ minimum: 1, maximum: 8760, default: 24 });
     expect(fields.max_views).toMatchObject({ minimum: 1, maximum: 100, default: 1 });
     expect(fields.passcode.maxLength).toBe(128);
