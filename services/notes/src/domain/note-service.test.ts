@@ -90,7 +90,7 @@ describe('NoteService', () => {
     const { uuid } = await service.create(input({ maxViews: 2, content: 'two' }));
     await expect(service.reveal(uuid, null)).resolves.toEqual({ outcome: 'revealed', content: 'two', clientEncrypted: false, currentViews: 1, maxViews: 2, destroyed: false });
     await expect(service.metadata(uuid)).resolves.toMatchObject({ currentViews: 1 });
-    await expect(service.reveal(uuid, null)).resolves.toEqual({ outcome: 'revealed', content: 'two', currentViews: 2, maxViews: 2, destroyed: true });
+    await expect(service.reveal(uuid, null)).resolves.toEqual({ outcome: 'revealed', content: 'two', clientEncrypted: false, currentViews: 2, maxViews: 2, destroyed: true });
     expect(store.notes.size).toBe(0);
     await expect(service.metadata(uuid)).rejects.toBeInstanceOf(NoteNotFoundError);
     await expect(service.reveal(uuid, null)).resolves.toEqual({ outcome: 'not_found' });
