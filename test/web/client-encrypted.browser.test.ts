@@ -269,6 +269,7 @@ describe('the create page seals in the browser (DECISIONS 13)', () => {
     const link = (await page.locator('#note-link').textContent())!.trim();
     expect(link).toMatch(new RegExp(`^${base}/[0-9a-f-]{36}$`));
     await expect(page.locator('main').textContent()).resolves.toContain('This note was encrypted by the server');
+    await expect(page.locator('.qr svg').count()).resolves.toBe(1);
     await page.goto(link);
     await page.getByRole('button', { name: 'Show the note' }).click();
     await page.waitForLoadState('domcontentloaded');
