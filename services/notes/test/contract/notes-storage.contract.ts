@@ -1,3 +1,4 @@
+import * as envelope from '@vanish/envelope';
 import { createHash, hkdfSync } from 'node:crypto';
 import type { Knex } from 'knex';
 import { KeyRing, ManualClock, NoteNotFoundError, aeadOpen, type MailCommand } from '@vanish/common';
@@ -139,6 +140,22 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
       // Destruction erases: the row, its ciphertext and its sealed e-mail are gone.
       expect(await rawNote(crypto.lookup(created.uuid))).toBeUndefined();
       await expect(service.metadata('00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(NoteNotFoundError);
+    });
+
+    it('when a note sealed by its writer is stored (DECISIONS 13), then its key check survives the database sealed, and only the right proof claims a view', async () => {
+      const { service, crypto } = buildNotes(knex);
+      const key = envelope.newKey();
+      const [content, keyCheck] = [await envelope.seal('sealed by the writer', key), await envelope.keyCheck(key)];
+      const created = await service.create(noteInput({ content, keyCheck, maxViews: 2 }));
+      const row = await rawNote(crypto.lookup(created.uuid));
+      expect(Buffer.from(row.key_check_box).length).toBe(60);
+      expect(Buffer.from(row.key_check_box).includes(Buffer.from(keyCheck, 'base64url'))).toBe(false);
+      await expect(service.reveal(created.uuid, null, null)).resolves.toEqual({ outcome: 'key_required' });
+      await expect(service.reveal(created.uuid, null, await envelope.keyCheck(envelope.newKey()))).resolves.toEqual({ outcome: 'key_required' });
+      await expect(service.metadata(created.uuid)).resolves.toMatchObject({ currentViews: 0, clientEncrypted: true });
+      const revealed = await service.reveal(created.uuid, null, keyCheck);
+      expect(revealed).toMatchObject({ outcome: 'revealed', clientEncrypted: true, currentViews: 1 });
+      await expect(envelope.open((revealed as { content: string }).content, key)).resolves.toBe('sealed by the writer');
     });
 
     it('when a time note passes expires_at, then it is 404 at once and the sweeper purges it with note.expired reason time', async () => {
