@@ -32,6 +32,25 @@ export class FakeOutboxStore implements OutboxStore {
     return free.map(({ seq, id, routingKey, body }) => ({ seq, id, routingKey, body }));
   }
 
+  async renewLease(seqs: readonly number[], leaseMs: number): Promise<number> {
+    const now = this.now();
+    const live = seqs.map((seq) => this.rows.get(seq)).filter((row) => row !== undefined && row.leasedUntil > now);
+    for (const row of live) row!.leasedUntil = now + leaseMs;
+    return live.length;
+  }
+
+  async releaseLease(seqs: readonly number[]): Promise<void> {
+    for (const seq of seqs) {
+      const row = this.rows.get(seq);
+      if (row) row.leasedUntil = 0;
+    }
+  }
+
+  /** When the lease of a waiting row ends (0: not claimed), for tests. */
+  leasedUntil(seq: number): number | undefined {
+    return this.rows.get(seq)?.leasedUntil;
+  }
+
   async markPublished(seqs: readonly number[]): Promise<void> {
     if (this.failNextMark) {
       const err = this.failNextMark;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Heartbeat, Logger, MessagePublisher } from '@vanish/common';
-import type { ExpiringMessage } from './rabbitmq-bus';
+import type { ExpiringMessage } from './rabbitmq-publishing';
 
 export interface HeartbeatPublisherOptions {
   publisher: MessagePublisher;

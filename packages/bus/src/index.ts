@@ -4,6 +4,8 @@ export * from './bus-metrics';
 export * from './in-process-bus';
 export * from './rabbitmq-topology';
 export * from './rabbitmq-bus';
+export * from './rabbitmq-connection';
+export * from './rabbitmq-publishing';
 export * from './outbox-relay';
 export * from './heartbeat-publisher';
 export * from './fake-outbox-store';

@@ -15,6 +15,29 @@ export interface PackMember {
   body: string;
 }
 
+/** What one publish sends: a message alone, or a pack of messages of one routing key. */
+export type PublishUnit<M extends PackMember & { routingKey: string }> = { alone: M } | { routingKey: string; members: M[] };
+
+/**
+ * Groups the messages of one publish: those `packed` answers true for travel in packs of up to
+ * MAX_PACK_MEMBERS per routing key (a pack of one goes alone), the others alone, first, in order.
+ */
+export function packMessages<M extends PackMember & { routingKey: string }>(messages: readonly M[], packed: (message: M) => boolean): Array<PublishUnit<M>> {
+  const units: Array<PublishUnit<M>> = [];
+  const packs = new Map<string, M[]>();
+  for (const m of messages) {
+    if (packed(m)) packs.set(m.routingKey, [...(packs.get(m.routingKey) ?? []), m]);
+    else units.push({ alone: m });
+  }
+  for (const [routingKey, pack] of packs) {
+    for (let start = 0; start < pack.length; start += MAX_PACK_MEMBERS) {
+      const members = pack.slice(start, start + MAX_PACK_MEMBERS);
+      units.push(members.length === 1 ? { alone: members[0] } : { routingKey, members });
+    }
+  }
+  return units;
+}
+
 export function encodePack(members: readonly PackMember[]): Buffer {
   return Buffer.from(JSON.stringify({ v: 1, members: members.map(({ id, body }) => ({ id, body })) }), 'utf8');
 }

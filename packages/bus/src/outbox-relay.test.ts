@@ -125,4 +125,83 @@ describe('OutboxRelay', () => {
     expect(roundsBeforeLinger).toEqual([]);
     expect(rounds).toEqual([['a', 'b', 'c']]);
   });
+
+  describe('leases', () => {
+    afterEach(() => jest.useRealTimers());
+
+    /** A publish that waits until released, as a broker that is slow to confirm. */
+    const slowPublisher = () => {
+      const sent: string[] = [];
+      let release: () => void = () => undefined;
+      const publisher: MessagePublisher = {
+        publish: (messages) => {
+          sent.push(...messages.map((m) => m.id));
+          return new Promise<void>((resolve) => { release = resolve; });
+        },
+      };
+      return { publisher, sent, confirm: () => release() };
+    };
+
+    it('when a relay dies holding claimed rows, then another relay publishes them within seconds, not after a 30 s lease', async () => {
+      let now = 0;
+      const store = new FakeOutboxStore(() => now);
+      store.add('note.created', '{}', 'held-by-the-dead');
+      const dead = slowPublisher();
+      void new OutboxRelay({ store, publisher: dead.publisher, logger: silentLogger }).drain(); // claimed, never confirmed: the process died
+      await new Promise((r) => setImmediate(r));
+      expect(dead.sent).toEqual(['held-by-the-dead']);
+      const survivor = new FakePublisher();
+      const replica = new OutboxRelay({ store, publisher: survivor, logger: silentLogger });
+      expect(await replica.drain()).toBe(0); // the lease still runs
+      now += 5_001;
+      expect(await replica.drain()).toBe(1);
+      expect(survivor.sent.map((m) => m.id)).toEqual(['held-by-the-dead']);
+    });
+
+    it('when a live relay holds its rows longer than the lease (a slow confirm), then it renews the lease and no other relay takes them', async () => {
+      jest.useFakeTimers({ now: 0 });
+      const store = new FakeOutboxStore(() => Date.now());
+      store.add('note.created', '{}', 'slow');
+      const slow = slowPublisher();
+      const holder = new OutboxRelay({ store, publisher: slow.publisher, logger: silentLogger, leaseMs: 3_000 });
+      const holding = holder.drain();
+      const other = new FakePublisher();
+      const replica = new OutboxRelay({ store, publisher: other, logger: silentLogger, leaseMs: 3_000 });
+      for (let second = 0; second < 10; second += 1) {
+        await jest.advanceTimersByTimeAsync(1_000);
+        expect(await replica.drain()).toBe(0);
+      }
+      expect(store.leasedUntil(1)).toBeGreaterThan(Date.now());
+      slow.confirm();
+      expect(await holding).toBe(1);
+      expect(other.sent).toEqual([]);
+      expect(slow.sent).toEqual(['slow']);
+      expect(store.waiting).toBe(0);
+    });
+
+    it('when a relay stops holding rows the broker did not take, then it gives them back at once', async () => {
+      const store = new FakeOutboxStore(() => 0); // the clock stands still: only the release frees the rows
+      store.add('note.created', '{}', 'a');
+      const down = new FakePublisher();
+      down.down = true;
+      const stopping = new OutboxRelay({ store, publisher: down, logger: silentLogger });
+      await expect(stopping.drain()).rejects.toThrow('broker unreachable');
+      await stopping.stop();
+      const up = new FakePublisher();
+      expect(await new OutboxRelay({ store, publisher: up, logger: silentLogger }).drain()).toBe(1);
+      expect(up.sent.map((m) => m.id)).toEqual(['a']);
+    });
+
+    it('when the delete fails after the broker confirmed, then the next round deletes the rows without publishing them again', async () => {
+      const store = new FakeOutboxStore();
+      const publisher = new FakePublisher();
+      store.add('note.created', '{}', 'a');
+      const relay = new OutboxRelay({ store, publisher, logger: silentLogger });
+      store.failNextMark = new Error('database went away');
+      await expect(relay.drain()).rejects.toThrow('database went away');
+      expect(await relay.drain()).toBe(1);
+      expect(publisher.sent.map((m) => m.id)).toEqual(['a']);
+      expect(store.waiting).toBe(0);
+    });
+  });
 });

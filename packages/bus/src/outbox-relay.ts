@@ -18,7 +18,11 @@ export interface OutboxRelayOptions {
   lingerMs?: number;
   /** Rows claimed and published per round. Default 100. */
   batchSize?: number;
-  /** How long a claim keeps other relays off the rows. Must exceed a publish's confirm timeout. Default 30000. */
+  /**
+   * How long a claim keeps other relays off the rows. The relay renews it every third of it while it
+   * holds the rows (a publish may wait for the broker's confirm longer than that), so a lease need
+   * only outlast a renewal's round trip: a relay that dies holds its rows back this long. Default 5000.
+   */
   leaseMs?: number;
   /** How often the backlog gauges are refreshed. Default 5000. */
   backlogEveryMs?: number;
@@ -28,7 +32,10 @@ export interface OutboxRelayOptions {
 
 interface Held {
   rows: OutboxRow[];
-  claimedAt: number;
+  /** Until when the lease surely runs (as of the last claim or renewal that went through). */
+  leasedUntil: number;
+  /** The broker confirmed them; only the delete is left. */
+  published: boolean;
 }
 
 function metric<T>(registry: Registry, name: string, make: () => T): T {
@@ -36,8 +43,9 @@ function metric<T>(registry: Registry, name: string, make: () => T): T {
 }
 
 /**
- * Relays committed outbox rows to the broker: claim (a lease, so several notes replicas never
- * publish the same row at the same time), publish with confirms, then mark published. The row is
+ * Relays committed outbox rows to the broker: claim (a short lease, renewed while the relay holds the
+ * rows, so several notes replicas never publish the same row at the same time and a dead relay's rows
+ * come back within seconds), publish with confirms, then mark published. The row is
  * deleted only after the broker confirmed it, so a crash between the two yields a duplicate
  * (consumers are idempotent by id), never a loss. While the broker is down the rows simply wait;
  * the relay keeps the rows it holds and publishes them again as soon as it can.
@@ -57,6 +65,7 @@ export class OutboxRelay {
   private running: Promise<void> | undefined;
   private started = false;
   private held: Held | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private lastBacklogAt = 0;
   private readonly published?: Counter<string>;
@@ -70,7 +79,7 @@ export class OutboxRelay {
     this.idleDelay = this.intervalMs;
     this.lingerMs = options.lingerMs ?? 25;
     this.batchSize = options.batchSize ?? 100;
-    this.leaseMs = options.leaseMs ?? 30_000;
+    this.leaseMs = options.leaseMs ?? 5_000;
     this.backlogEveryMs = options.backlogEveryMs ?? 5_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 5_000;
     this.logger = options.logger.child('bus/outbox-relay');
@@ -102,6 +111,7 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
+    await this.letGo();
   }
 
   /** One round, for tests and tools: publishes until the outbox is empty or a failure. Returns rows published. */
@@ -150,14 +160,27 @@ export class OutboxRelay {
   }
 
   private async round(): Promise<number> {
-    // Rows claimed earlier whose publish failed are retried while their lease still protects them.
-    if (this.held && Date.now() - this.held.claimedAt > this.leaseMs * 0.8) this.held = undefined;
+    // Rows held from a failed round are tried again while their lease still protects them.
+    if (this.held && Date.now() >= this.held.leasedUntil - this.leaseMs * 0.2) this.hold(undefined);
     if (!this.held) {
+      const claimedAt = Date.now();
       const rows = await this.options.store.claim(this.batchSize, this.leaseMs);
       if (rows.length === 0) return 0;
-      this.held = { rows, claimedAt: Date.now() };
+      this.hold({ rows, leasedUntil: claimedAt + this.leaseMs, published: false });
     }
-    const { rows } = this.held;
+    const held = this.held!;
+    if (!held.published) await this.publish(held);
+    // Confirmed by the broker: from here a crash means a duplicate later, never a loss. A failed
+    // delete keeps the rows held (and leased), so the next round deletes them without publishing again.
+    held.published = true;
+    await this.options.store.markPublished(held.rows.map((row) => row.seq));
+    this.hold(undefined);
+    this.published?.inc(held.rows.length);
+    return held.rows.length;
+  }
+
+  private async publish(held: Held): Promise<void> {
+    const { rows } = held;
     try {
       await this.options.publisher.publish(rows.map((row) => ({ id: row.id, routingKey: row.routingKey, body: row.body })));
     } catch (err) {
@@ -166,15 +189,53 @@ export class OutboxRelay {
         const confirmed = new Set(err.confirmedIds);
         await this.options.store.markPublished(rows.filter((row) => confirmed.has(row.id)).map((row) => row.seq));
         this.published?.inc(confirmed.size);
-        this.held = { ...this.held, rows: rows.filter((row) => !confirmed.has(row.id)) };
+        held.rows = rows.filter((row) => !confirmed.has(row.id));
       }
       throw err;
     }
-    // Confirmed by the broker: from here a crash means a duplicate later, never a loss.
-    this.held = undefined;
-    await this.options.store.markPublished(rows.map((row) => row.seq));
-    this.published?.inc(rows.length);
-    return rows.length;
+  }
+
+  /** Holds rows (renewing their lease while held), or, with undefined, holds none. */
+  private hold(held: Held | undefined): void {
+    this.held = held;
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.renewTimer = undefined;
+    if (held) this.scheduleRenewal(held);
+  }
+
+  private scheduleRenewal(held: Held): void {
+    this.renewTimer = setTimeout(() => {
+      void this.renew(held).finally(() => {
+        if (this.held === held) this.scheduleRenewal(held);
+      });
+    }, this.leaseMs / 3);
+    this.renewTimer.unref();
+  }
+
+  private async renew(held: Held): Promise<void> {
+    const renewedAt = Date.now();
+    try {
+      const renewed = await this.options.store.renewLease(held.rows.map((row) => row.seq), this.leaseMs);
+      // Fewer rows than held: some lease ran out before the renewal (the database was slow or away);
+      // the held lease then ends as before and the next round claims afresh.
+      if (renewed === held.rows.length) held.leasedUntil = renewedAt + this.leaseMs;
+    } catch (err) {
+      this.logger.debug('could not renew the outbox lease', { err: (err as Error).message });
+    }
+  }
+
+  /** On stop: rows published are deleted, rows not published are given back to the other relays at once. */
+  private async letGo(): Promise<void> {
+    const held = this.held;
+    this.hold(undefined);
+    if (!held || held.rows.length === 0) return;
+    const seqs = held.rows.map((row) => row.seq);
+    try {
+      if (held.published) await this.options.store.markPublished(seqs);
+      else await this.options.store.releaseLease(seqs);
+    } catch (err) {
+      this.logger.warn('could not give back the claimed outbox rows; they return when their lease ends', { err: (err as Error).message });
+    }
   }
 
   private async refreshBacklog(): Promise<void> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import amqp, { type ChannelModel } from 'amqplib';
 import { PartialPublishError, silentLogger } from '@vanish/common';
-import { HEADER_DEAD_REASON, HEADER_ROUTING_KEY, RabbitMqBus, dlqName, dlxName, retryQueueName, type ExpiringMessage } from '@vanish/bus';
+import { HEADER_DEAD_REASON, HEADER_ROUTING_KEY, RabbitMqBus, dlqName, dlxName, retryQueueName, type ExpiringMessage, type RabbitMqBusOptions } from '@vanish/bus';
 import { startFaultProxy, type FaultProxy } from '@vanish/testkit/fault-proxy';
 import { waitFor } from '@vanish/testkit/net';
 import { requireService } from '@vanish/testkit/services';
@@ -23,6 +23,26 @@ async function deleteTopology(admin: ChannelModel, exchange: string, queues: Ite
     channel.on('error', () => undefined);
     await channel.deleteExchange(name).catch(() => undefined);
     await channel.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Runs `work` with a bus on an exchange and queue name of the test's own, then closes the bus and
+ * deletes what the test declared (the queue, `<queue>.bound`, their dead-letter and retry queues, the exchanges).
+ */
+async function withOwnBus(kind: string, work: (bus: RabbitMqBus, queue: string) => Promise<void>, options: Partial<RabbitMqBusOptions> = {}): Promise<void> {
+  await requireService('rabbitmq');
+  const exchange = `test.${kind}.${randomBytes(4).toString('hex')}`;
+  const queue = `contract.${kind}.${randomBytes(3).toString('hex')}`;
+  const admin = await amqp.connect(AMQP_URL);
+  admin.on('error', () => undefined);
+  const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, ...options });
+  try {
+    await work(bus, queue);
+  } finally {
+    await bus.close();
+    await deleteTopology(admin, exchange, [queue, `${queue}.bound`]);
+    await admin.close();
   }
 }
 
@@ -75,17 +95,8 @@ busContractTests('RabbitMqBus', async () => {
 
 describe('RabbitMqBus when the broker stalls (accepts, answers nothing)', () => {
   it('when publishing to a stalled broker, then publish rejects within the confirm timeout, and works again after the stall ends', async () => {
-    await requireService('rabbitmq');
-    const exchange = `test.stall.${randomBytes(4).toString('hex')}`;
-    const queue = `contract.stall.${randomBytes(3).toString('hex')}`;
     const proxy = await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 5672 });
-    const admin = await amqp.connect(AMQP_URL);
-    admin.on('error', () => undefined);
-    const bus = await RabbitMqBus.connect({
-      url: `amqp://guest:guest@127.0.0.1:${proxy.port}`, exchange, logger: silentLogger,
-      confirmTimeoutMs: 1_000, heartbeatSeconds: 1, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 500,
-    });
-    try {
+    await withOwnBus('stall', async (bus, queue) => {
       const ids: string[] = [];
       await bus.consume({ queue, bindings: ['st.*'] }, async (m) => { ids.push(m.id); });
       proxy.stall();
@@ -102,24 +113,16 @@ describe('RabbitMqBus when the broker stalls (accepts, answers nothing)', () => 
         }
       }, { description: 'publish works after the stall', timeoutMs: 30_000, intervalMs: 200 });
       await waitFor(() => ids.includes('after'), { description: 'delivery after the stall', timeoutMs: 30_000 });
-    } finally {
-      await bus.close();
-      await proxy.close();
-      await deleteTopology(admin, exchange, [queue]);
-      await admin.close();
-    }
+    }, {
+      url: `amqp://guest:guest@127.0.0.1:${proxy.port}`,
+      confirmTimeoutMs: 1_000, heartbeatSeconds: 1, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 500,
+    }).finally(() => proxy.close());
   }, 60_000);
 });
 
 describe('RabbitMqBus message expiry', () => {
   it('when a message carries expiresInMs and waits longer than that in its queue, then the broker drops it; others stay', async () => {
-    await requireService('rabbitmq');
-    const exchange = `test.expiry.${randomBytes(4).toString('hex')}`;
-    const queue = `contract.expiry.${randomBytes(3).toString('hex')}`;
-    const admin = await amqp.connect(AMQP_URL);
-    admin.on('error', () => undefined);
-    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
-    try {
+    await withOwnBus('expiry', async (bus, queue) => {
       // Declare the queue, then stop consuming so that the messages wait in it.
       await (await bus.consume({ queue, bindings: ['ex.*'] }, async () => undefined)).cancel();
       const messages: ExpiringMessage[] = [
@@ -133,23 +136,13 @@ describe('RabbitMqBus message expiry', () => {
       await waitFor(() => ids.length > 0, { description: 'a delivery' });
       await new Promise((r) => setTimeout(r, 200));
       expect(ids).toEqual(['kept']);
-    } finally {
-      await bus.close();
-      await deleteTopology(admin, exchange, [queue]);
-      await admin.close();
-    }
+    });
   });
 });
 
 describe('RabbitMqBus on a fresh broker', () => {
   it('when no consumer has declared a queue for a routing key yet, then publish rejects (the outbox keeps the row) and succeeds once one has', async () => {
-    await requireService('rabbitmq');
-    const exchange = `test.fresh.${randomBytes(4).toString('hex')}`;
-    const queue = `contract.fresh.${randomBytes(3).toString('hex')}`;
-    const admin = await amqp.connect(AMQP_URL);
-    admin.on('error', () => undefined);
-    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
-    try {
+    await withOwnBus('fresh', async (bus, queue) => {
       await expect(bus.publish([{ id: 'early', routingKey: 'fresh.created', body: '{}' }])).rejects.toThrow(/no queue is bound for fresh.created/);
       // In a mixed batch the error names what the broker did take, so the relay sends only the rest again.
       await (await bus.consume({ queue: `${queue}.bound`, bindings: ['bound.*'] }, async () => undefined)).cancel();
@@ -164,10 +157,6 @@ describe('RabbitMqBus on a fresh broker', () => {
       await bus.publish([{ id: 'early', routingKey: 'fresh.created', body: '{}' }]);
       await waitFor(() => ids.length === 1, { description: 'the retried message' });
       expect(ids).toEqual(['early']);
-    } finally {
-      await bus.close();
-      await deleteTopology(admin, exchange, [queue, `${queue}.bound`]);
-      await admin.close();
-    }
+    });
   });
 });

@@ -75,6 +75,14 @@ export interface OutboxRow {
 export interface OutboxStore {
   /** Claims up to `limit` unpublished rows for `leaseMs`; rows claimed by a live relay are skipped. */
   claim(limit: number, leaseMs: number): Promise<OutboxRow[]>;
+  /**
+   * Extends the lease of rows this relay claimed (and whose lease has not run out) to `leaseMs`
+   * from now; answers how many rows it extended. A live relay renews short leases, so that the
+   * rows of a relay that died come back within seconds.
+   */
+  renewLease(seqs: readonly number[], leaseMs: number): Promise<number>;
+  /** Gives claimed rows back at once (a relay that stops with rows it did not publish). */
+  releaseLease(seqs: readonly number[]): Promise<void>;
   /** Deletes the rows (and so any sealed payload) once the broker confirmed them. */
   markPublished(seqs: readonly number[]): Promise<void>;
   /** Rows waiting and the age of the oldest, for metrics and alerts. */

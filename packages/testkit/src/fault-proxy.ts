@@ -151,9 +151,18 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   return proxy;
 }
 
-function hardClose(socket: net.Socket): void {
+/**
+ * Closes a socket with an RST where it may. Exported for its test.
+ *
+ * Not after end(): the proxy ends one side when the other side ended (pipe), and libuv refuses to
+ * reset a socket whose shutdown is still pending (uv_tcp_close_reset answers EINVAL while the peer
+ * is not reading, e.g. during a stall). Node then marks the handle closing without ever closing
+ * it, and the process spins in its exit clean-up forever (`npm run test:resilience` without
+ * --forceExit never exited, busy in node::Environment::CleanupHandles). Such a socket is destroyed.
+ */
+export function hardClose(socket: net.Socket): void {
   if (socket.destroyed) return;
   // RST rather than FIN: the peer notices at once, as when a network path dies.
-  if (typeof socket.resetAndDestroy === 'function' && socket.readyState !== 'opening') socket.resetAndDestroy();
+  if (typeof socket.resetAndDestroy === 'function' && socket.readyState !== 'opening' && !socket.writableEnded) socket.resetAndDestroy();
   else socket.destroy();
 }

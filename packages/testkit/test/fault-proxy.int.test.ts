@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { startFaultProxy, type FaultProxy } from '@vanish/testkit/fault-proxy';
+import { hardClose, startFaultProxy, type FaultProxy } from '@vanish/testkit/fault-proxy';
 import { requireService } from '@vanish/testkit/services';
 
 /** A line-echo server: every chunk it receives it sends back. */
@@ -218,4 +218,34 @@ describe('fault proxy (against the real Redis)', () => {
     expect(await client.receives('+PONG\r\n')).toBe(true);
     client.destroy();
   });
+});
+
+describe('fault proxy hard close', () => {
+  it('when a connection is cut right after one side ended (its shutdown still pending), then the socket really closes, so the process can exit', async () => {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, () => resolve()));
+    try {
+      const socket = net.connect({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
+      const errors: string[] = [];
+      socket.on('error', (err: NodeJS.ErrnoException) => errors.push(`${err.syscall} ${err.code}`));
+      await new Promise((resolve) => socket.once('connect', resolve));
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      // end() asks for the shutdown a tick later; cut between that and the loop's next turn, as the
+      // proxy does when the peer does not read (the shutdown then stays pending for good).
+      socket.end();
+      await new Promise((resolve) => process.nextTick(resolve));
+      await new Promise((resolve) => process.nextTick(resolve));
+      hardClose(socket);
+      const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('never closed'), 10_000))]);
+      expect({ outcome, errors }).toEqual({ outcome: 'closed', errors: [] });
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }, 30_000);
 });

@@ -401,6 +401,24 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
       await expect(outbox.backlog()).resolves.toEqual({ count: 0, oldestAgeSeconds: 0 });
     });
 
+    it('when a relay renews its lease, then its rows stay its own past the first lease; a lease run out is not renewed; released rows are claimable at once', async () => {
+      const clock = new ManualClock(new Date('2026-07-01T00:00:00Z'));
+      const { service, outbox } = buildNotes(knex, newKeys(), clock);
+      for (let i = 0; i < 3; i += 1) await service.create(noteInput());
+      const held = (await outbox.claim(10, 5_000)).map((row) => row.seq);
+      expect(held).toHaveLength(3);
+      clock.advance(4_000);
+      await expect(outbox.renewLease(held, 5_000)).resolves.toBe(3);
+      clock.advance(4_000); // 8 s after the claim: past the first lease, within the renewed one
+      await expect(outbox.claim(10, 5_000)).resolves.toEqual([]);
+      clock.advance(1_001);
+      await expect(outbox.renewLease(held, 5_000)).resolves.toBe(0); // ran out: another relay may hold them now
+      const reclaimed = (await outbox.claim(10, 5_000)).map((row) => row.seq);
+      expect(reclaimed.sort((x, y) => x - y)).toEqual([...held].sort((x, y) => x - y));
+      await outbox.releaseLease(reclaimed);
+      await expect(outbox.claim(10, 5_000)).resolves.toHaveLength(3);
+    });
+
     it('when the migrations are rolled back entirely and applied again, then the schema comes back and works', async () => {
       expect(await rollbackAll(knex)).toEqual([...MIGRATION_NAMES].reverse());
       expect(await knex.schema.hasTable('notes')).toBe(false);

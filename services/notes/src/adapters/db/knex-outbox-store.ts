@@ -14,7 +14,8 @@ interface OutboxDbRow {
 /**
  * The outbox seen from the relay. A claim is a lease: rows are stamped with a random token and a
  * deadline by a conditional UPDATE, so two relays (several notes replicas) never publish the same
- * row at the same time; a crashed relay's rows become claimable again when its lease runs out.
+ * row at the same time; a crashed relay's rows become claimable again when its lease runs out
+ * (a few seconds: a live relay renews its lease while it works).
  */
 export class KnexOutboxStore implements OutboxStore {
   private readonly timeoutMs: number;
@@ -39,6 +40,21 @@ export class KnexOutboxStore implements OutboxStore {
         .where({ claim_token: token })
         .orderBy('seq');
       return rows.map((row) => ({ seq: Number(row.seq), id: row.id, routingKey: row.routing_key, body: row.body }));
+    }, this.timeoutMs);
+  }
+
+  renewLease(seqs: readonly number[], leaseMs: number): Promise<number> {
+    return withDatabase(async () => {
+      if (seqs.length === 0) return 0;
+      const now = this.clock.now().getTime();
+      return this.knex('outbox').whereIn('seq', [...seqs]).andWhere('claimed_until', '>=', now).update({ claimed_until: now + leaseMs });
+    }, this.timeoutMs);
+  }
+
+  releaseLease(seqs: readonly number[]): Promise<void> {
+    return withDatabase(async () => {
+      if (seqs.length === 0) return;
+      await this.knex('outbox').whereIn('seq', [...seqs]).update({ claim_token: null, claimed_until: null });
     }, this.timeoutMs);
   }
 

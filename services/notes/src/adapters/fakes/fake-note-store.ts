@@ -55,6 +55,16 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
     return this.outbox.slice(0, limit).map((row) => ({ ...row }));
   }
 
+  /** No leases here: one relay per fake. */
+  async renewLease(seqs: readonly number[]): Promise<number> {
+    this.assertAvailable();
+    return seqs.length;
+  }
+
+  async releaseLease(): Promise<void> {
+    this.assertAvailable();
+  }
+
   async markPublished(seqs: readonly number[]): Promise<void> {
     this.assertAvailable();
     const done = new Set(seqs);

@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto';
+import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type { Logger } from '@vanish/common';
+import type { BusMetrics } from './bus-metrics';
+import { amqpSocketOptions, type AmqpTlsSettings } from './amqp-tls';
+import { coalesceFrameWrites } from './frame-write-coalescing';
+import { dlxName } from './rabbitmq-topology';
+
+export interface BrokerAddress {
+  /** amqp://user:pass@host:port/vhost, or amqps:// (TLS, see `tls`) */
+  url: string;
+  /** For amqps://: the CA to verify the broker with (amqp-tls.ts). */
+  tls?: AmqpTlsSettings;
+  /** Shown by `rabbitmqctl list_connections name client_properties` (connection_name). */
+  connectionName: string;
+  /** AMQP heartbeat in seconds (detects a dead peer behind a silent network). Default 5. */
+  heartbeatSeconds?: number;
+}
+
+/** The one place that opens an AMQP connection: every option of amqplib's connect belongs here. */
+export function connectToBroker(address: BrokerAddress): Promise<ChannelModel> {
+  const url = new URL(address.url);
+  if (!url.searchParams.has('heartbeat')) url.searchParams.set('heartbeat', String(address.heartbeatSeconds ?? 5));
+  return amqp.connect(url.toString(), {
+    ...amqpSocketOptions(address.url, address.tls),
+    clientProperties: { connection_name: address.connectionName },
+    timeout: 5_000,
+  });
+}
+
+export const newConnectionName = (): string => `vanish-${process.pid}-${randomBytes(4).toString('hex')}`;
+
+/** A live connection and what the bus keeps per connection. */
+export interface Connected {
+  model: ChannelModel;
+  publishChannel: ConfirmChannel;
+  retryQueues: Set<string>;
+  /** Ids of mandatory messages the broker returned as unroutable. */
+  returned: Set<string>;
+}
+
+export interface RabbitMqConnectionOptions extends BrokerAddress {
+  exchange: string;
+  logger: Logger;
+  metrics: BusMetrics;
+  /** Reconnect backoff: doubles from initial to max, with jitter. Default 200 → 10000 ms. */
+  reconnectInitialDelayMs?: number;
+  reconnectMaxDelayMs?: number;
+  /** Called on each new connection before it counts as connected (subscriptions attach here). */
+  onOpen(model: ChannelModel): Promise<void>;
+  /** Called when the connection is lost (its deliveries come again on the next one). */
+  onLost(): void;
+  /** For the connected log line. */
+  subscriptionCount(): number;
+}
+
+/**
+ * Connection management: opens the connection and its confirm channel for publishing, declares the
+ * exchanges, listens for errors everywhere, and reconnects with backoff whenever the connection is lost.
+ */
+export class RabbitMqConnection {
+  private current: Connected | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private reconnectAttempt = 0;
+  private opening: Promise<void> | undefined;
+  private closed = false;
+  private everConnected = false;
+
+  constructor(private readonly options: RabbitMqConnectionOptions) {}
+
+  /** The live connection, if any. */
+  get connected(): Connected | undefined {
+    return this.current;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Connects now (rejects when the broker is down), or, lazily, in the background until it can. */
+  async start(lazily: boolean): Promise<void> {
+    if (lazily) this.scheduleReconnect(0);
+    else await this.open();
+  }
+
+  /** Resolves true once connected (and every subscription attached), false after timeoutMs. */
+  async waitUntilConnected(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.current && !this.closed && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await this.opening?.catch(() => undefined);
+    return this.current !== undefined;
+  }
+
+  /** Stops reconnecting; `beforeClose` runs first (subscriptions cancel), then the connection closes. */
+  async close(beforeClose: () => Promise<void>): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    await beforeClose();
+    await this.opening?.catch(() => undefined);
+    const connected = this.current;
+    this.current = undefined;
+    if (connected) {
+      await connected.publishChannel.close().catch(() => undefined);
+      await connected.model.close().catch(() => undefined);
+    }
+    this.options.metrics.connected(false);
+  }
+
+  private open(): Promise<void> {
+    this.opening ??= this.doOpen().finally(() => { this.opening = undefined; });
+    return this.opening;
+  }
+
+  private async doOpen(): Promise<void> {
+    const { logger, exchange } = this.options;
+    const model = await connectToBroker(this.options);
+    if (!coalesceFrameWrites(model)) logger.debug('amqplib internals changed: frames are written one by one');
+    model.on('error', (err: Error) => logger.warn('RabbitMQ connection error', { err: err.message }));
+    model.on('close', () => this.onConnectionLost(model));
+    try {
+      const publishChannel = await model.createConfirmChannel();
+      publishChannel.on('error', (err: Error) => logger.warn('RabbitMQ publish channel error', { err: err.message }));
+      publishChannel.on('close', () => {
+        // A channel-level error (never expected) closes only the channel: start afresh.
+        if (this.current?.publishChannel === publishChannel && !this.closed) void model.close().catch(() => undefined);
+      });
+      await publishChannel.assertExchange(exchange, 'topic', { durable: true });
+      await publishChannel.assertExchange(dlxName(exchange), 'direct', { durable: true });
+      if (this.closed) throw new Error('closed while connecting');
+      const returned = new Set<string>();
+      // The broker sends basic.return before the confirm of an unroutable mandatory message.
+      publishChannel.on('return', (message: { properties: { messageId?: unknown } }) => {
+        if (typeof message.properties.messageId === 'string') returned.add(message.properties.messageId);
+      });
+      this.current = { model, publishChannel, retryQueues: new Set(), returned };
+      await this.options.onOpen(model);
+    } catch (err) {
+      this.current = undefined;
+      await model.close().catch(() => undefined);
+      throw err;
+    }
+    this.options.metrics.connected(true);
+    if (this.everConnected) this.options.metrics.reconnected();
+    logger.info(this.everConnected ? 'reconnected to RabbitMQ' : 'connected to RabbitMQ', {
+      exchange, connection: this.options.connectionName, subscriptions: this.options.subscriptionCount(),
+    });
+    this.everConnected = true;
+    this.reconnectAttempt = 0;
+  }
+
+  private onConnectionLost(model: ChannelModel): void {
+    if (this.current?.model !== model) return;
+    this.current = undefined;
+    this.options.metrics.connected(false);
+    this.options.onLost();
+    if (this.closed) return;
+    this.options.logger.warn('lost the RabbitMQ connection; reconnecting', { connection: this.options.connectionName });
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(delayOverrideMs?: number): void {
+    if (this.closed || this.reconnectTimer) return;
+    const initial = this.options.reconnectInitialDelayMs ?? 200;
+    const max = this.options.reconnectMaxDelayMs ?? 10_000;
+    const base = Math.min(max, initial * 2 ** this.reconnectAttempt);
+    const delay = delayOverrideMs ?? Math.round(base / 2 + Math.random() * (base / 2));
+    this.reconnectAttempt += 1;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.open().catch((err: Error) => {
+        this.options.logger.warn('RabbitMQ reconnect failed', { err: err.message, attempt: this.reconnectAttempt });
+        this.scheduleReconnect();
+      });
+    }, delay);
+  }
+}
