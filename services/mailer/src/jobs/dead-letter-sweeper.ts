@@ -1,4 +1,4 @@
-import type { Clock, Logger } from '@vanish/common';
+import { type Clock, type Logger, PeriodicTask } from '@vanish/common';
 
 /** The mail commands' dead-letter queue, seen from the sweeper. */
 export interface DeadLetterQueue {
@@ -15,22 +15,18 @@ export interface DeadLetterQueue {
  * logged, never a body.
  */
 export class DeadLetterSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly task: PeriodicTask;
 
-  constructor(private readonly options: { queue: DeadLetterQueue; clock: Clock; retentionMs: number; intervalMs: number; logger: Logger }) {}
-
-  start(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.sweepOnce().finally(() => { this.running = undefined; });
-    }, this.options.intervalMs);
-    this.timer.unref();
+  constructor(private readonly options: { queue: DeadLetterQueue; clock: Clock; retentionMs: number; intervalMs: number; logger: Logger }) {
+    this.task = new PeriodicTask(() => this.sweepOnce(), options.intervalMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   async sweepOnce(): Promise<void> {

@@ -1,24 +1,20 @@
-import type { Clock, Logger } from '@vanish/common';
+import { type Clock, type Logger, PeriodicTask } from '@vanish/common';
 import type { MailerStore } from '../domain/mailer-store';
 
 /** Forgets delivery records once no redelivery of their command can still arrive. */
 export class DeliveryRecordPurger {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly task: PeriodicTask;
 
-  constructor(private readonly options: { store: MailerStore; clock: Clock; retentionMs: number; intervalMs: number; logger: Logger }) {}
-
-  start(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.purgeOnce().finally(() => { this.running = undefined; });
-    }, this.options.intervalMs);
-    this.timer.unref();
+  constructor(private readonly options: { store: MailerStore; clock: Clock; retentionMs: number; intervalMs: number; logger: Logger }) {
+    this.task = new PeriodicTask(() => this.purgeOnce(), options.intervalMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   async purgeOnce(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Clock, Logger } from '@vanish/common';
+import { type Clock, type Logger, PeriodicTask } from '@vanish/common';
 import { MINUTE_MS } from './note-event-effects';
 import type { StatsStore } from './stats-store';
 
@@ -21,25 +21,20 @@ export const HEARTBEAT_RETENTION_MS = 24 * 60 * 60 * 1000;
  * buckets older than every window, heartbeats of instances long gone.
  */
 export class StatsPruner {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly task: PeriodicTask;
 
-  constructor(private readonly options: StatsPrunerOptions) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.running ??= this.pruneOnce().catch((err: Error) => {
-        this.options.logger.warn('pruning failed; will try again', { err: err.message });
-      }).finally(() => { this.running = undefined; });
-    }, this.options.intervalMs);
-    this.timer.unref();
+  constructor(private readonly options: StatsPrunerOptions) {
+    this.task = new PeriodicTask(() => this.pruneOnce().then(() => undefined, (err: Error) => {
+      options.logger.warn('pruning failed; will try again', { err: err.message });
+    }), options.intervalMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   async pruneOnce(): Promise<{ seen: number; buckets: number; heartbeats: number }> {
