@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { freePort } from '@vanish/testkit/net';
+import { formToken as tokenFor, rawPost as postForm } from './support/form-posts';
 import { type RunningProcess, runProcess } from '@vanish/testkit/process';
 import { type SmtpSink, startSmtpSink } from '@vanish/testkit/smtp-sink';
 import { CLEARED_ENV } from '../support/api-client';
@@ -79,28 +79,8 @@ function serverSide(): string {
   return files.join('\n') + app.output();
 }
 
-function rawPost(path: string, form: Record<string, string>): Promise<{ status: number; body: string }> {
-  const body = new URLSearchParams(form).toString();
-  return new Promise((done, fail) => {
-    const req = request(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(body) },
-    }, (res) => {
-      let text = '';
-      res.on('data', (chunk) => { text += chunk; });
-      res.on('end', () => done({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', fail);
-    req.end(body);
-  });
-}
-
-async function formToken(uuid: string): Promise<string> {
-  const html = await (await fetch(`${base}/${uuid}`)).text();
-  const match = /name="form_token" value="([^"]+)"/.exec(html);
-  if (!match) throw new Error('the note page has no form token');
-  return match[1]!;
-}
+const rawPost = (path: string, form: Record<string, string>, headers: Record<string, string> = {}) => postForm(base, path, form, headers);
+const formToken = (uuid: string) => tokenFor(base, uuid);
 
 beforeAll(async () => {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);

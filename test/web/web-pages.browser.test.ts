@@ -1,9 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { freePort } from '@vanish/testkit/net';
+import { formToken as tokenFor, rawPost as postForm } from './support/form-posts';
 import { type RunningProcess, runProcess } from '@vanish/testkit/process';
 
 /**
@@ -73,29 +73,8 @@ async function reveal(page: Page, url: string): Promise<void> {
   await page.waitForLoadState('domcontentloaded');
 }
 
-/** A raw POST with headers a browser would never let a page set, as an attacker's tool would send. */
-function rawPost(path: string, form: Record<string, string>, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  const body = new URLSearchParams(form).toString();
-  return new Promise((done, fail) => {
-    const req = request(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(body), ...headers },
-    }, (res) => {
-      let text = '';
-      res.on('data', (chunk) => { text += chunk; });
-      res.on('end', () => done({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', fail);
-    req.end(body);
-  });
-}
-
-async function formToken(uuid: string): Promise<string> {
-  const html = await (await fetch(`${base}/${uuid}`)).text();
-  const match = /name="form_token" value="([^"]+)"/.exec(html);
-  if (!match) throw new Error('the note page has no form token');
-  return match[1]!;
-}
+const rawPost = (path: string, form: Record<string, string>, headers: Record<string, string> = {}) => postForm(base, path, form, headers);
+const formToken = (uuid: string) => tokenFor(base, uuid);
 
 describe('web pages in Chromium', () => {
   it('when a note is created on the page and its link opened and revealed, then the text shows once and is gone after', async () => {
