@@ -59,7 +59,10 @@ const baseEnv = { ...Object.fromEntries(Object.entries(process.env).filter(([, v
 globalThis.__ENV = { ...baseEnv };
 globalThis.__VU = 0;
 globalThis.__ITER = 0;
-globalThis.open = (path, mode) => readFileSync(resolve(dirname(scriptPath), path), mode === 'b' ? undefined : 'utf8');
+globalThis.open = (path, mode) => {
+  const file = resolve(dirname(scriptPath), path);
+  return mode === 'b' ? readFileSync(file) : readFileSync(file, 'utf8');
+};
 
 /** @param {string} name */
 function metric(name) {

@@ -106,21 +106,24 @@ describe('OutboxRelay', () => {
     const store = new FakeOutboxStore();
     const rounds: string[][] = [];
     const publisher: MessagePublisher = { publish: async (messages) => { rounds.push(messages.map((m) => m.id)); } };
+    // Fake timers: the linger is what is tested, not how fast this machine runs 5 ms sleeps under load.
+    jest.useFakeTimers();
     // A long idle poll, so that only notify() can start a round here.
     const relay = new OutboxRelay({ store, publisher, logger: silentLogger, intervalMs: 60_000, idleIntervalMs: 60_000, lingerMs: 50 });
     relay.start();
     let roundsBeforeLinger: string[][];
     try {
-      await new Promise((r) => setTimeout(r, 20)); // the first (empty) round has run
+      await jest.advanceTimersByTimeAsync(20); // the first (empty) round has run
       for (const id of ['a', 'b', 'c']) {
         store.add('note.created', '{}', id);
         relay.notify();
-        await new Promise((r) => setTimeout(r, 5));
+        await jest.advanceTimersByTimeAsync(5);
       }
       roundsBeforeLinger = [...rounds];
-      for (let i = 0; i < 100 && rounds.length === 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+      await jest.advanceTimersByTimeAsync(100);
     } finally {
       await relay.stop();
+      jest.useRealTimers();
     }
     expect(roundsBeforeLinger).toEqual([]);
     expect(rounds).toEqual([['a', 'b', 'c']]);
