@@ -16,7 +16,7 @@ import { CLEARED_ENV, testKey } from './support/api-client';
 // The all-in-one process on its embedded defaults, then the four services as separate processes on
 // the machine's MariaDB, RabbitMQ and Redis. Needs `npm run build` first (npm test does).
 const ROOT = path.resolve(__dirname, '..');
-const ALL_IN_ONE = path.join(ROOT, 'packages', 'all-in-one', 'dist', 'main.js');
+const ALL_IN_ONE = path.join(ROOT, 'services', 'all-in-one', 'dist', 'main.js');
 const mainOf = (service: string) => path.join(ROOT, 'services', service, 'dist', 'main.js');
 
 jest.setTimeout(180_000);

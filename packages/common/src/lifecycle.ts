@@ -34,6 +34,12 @@ export function exitFatally(logger: Logger, message: string, err: unknown, exit:
  * would have (143, 130). From then on Lifecycle.onSignals logs the shutdown and its end.
  */
 export function guardProcess(logger: Logger, exit: Exit = processExit): void {
+  // Node prints its warnings (deprecations of a dependency's API, such as http-proxy's util._extend on
+  // Node 24) as bare text on stderr; as log lines they stay JSON, one object per line, like every other.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    logger.warn('node warning', { name: warning.name, code: (warning as NodeJS.ErrnoException).code, warning: warning.message });
+  });
   process.on('uncaughtException', (err) => exitFatally(logger, 'uncaught exception', err, exit));
   process.on('unhandledRejection', (reason) => exitFatally(logger, 'unhandled rejection', reason, exit));
   for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {

@@ -66,7 +66,8 @@ describe('the gateway as its own process (dist/main.js)', () => {
     };
     const result = spawnSync(process.execPath, [MAIN], { env, encoding: 'utf8', timeout: 10_000 });
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/TRUST_PROXY: refused with NODE_ENV=production/);
+    // A refused configuration is one JSON line on stdout, like every other line.
+    expect(result.stdout).toMatch(/TRUST_PROXY: refused with NODE_ENV=production/);
   });
 
   it('when NODE_ENV is production without REDIS_URL and LIMITER_KEY, then it refuses to start and names both', async () => {
