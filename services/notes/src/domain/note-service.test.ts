@@ -137,8 +137,34 @@ describe('NoteService', () => {
     const outboxBefore = store.outbox.length;
     await expect(service.reveal(uuid, 'pw')).rejects.toBeInstanceOf(NoteIntegrityError);
     await expect(service.metadata(uuid)).resolves.toMatchObject({ currentViews: 0 });
-    expect(row.failedAttempts).toBe(0);
+    // The reservation the check took is given back: nothing stays counted.
+    expect(store.notes.get(row.lookup)).toMatchObject({ failedAttempts: 0, attemptsInFlight: 0 });
     expect(store.outbox.length).toBe(outboxBefore);
+  });
+
+  it('when the right passcode follows four wrong ones, then it reveals and its reserved attempt is given back in the claim', async () => {
+    const { service, store } = setup();
+    const { uuid } = await service.create(input({ passcode: 'right', maxViews: 2 }));
+    for (let i = 1; i <= 4; i += 1) await service.reveal(uuid, `wrong${i}`);
+    await expect(service.reveal(uuid, 'right')).resolves.toMatchObject({ outcome: 'revealed', currentViews: 1, destroyed: false });
+    expect([...store.notes.values()][0]).toMatchObject({ failedAttempts: 4, attemptsInFlight: 0, currentViews: 1 });
+    await expect(service.reveal(uuid, 'wrong5')).resolves.toEqual({ outcome: 'wrong_passcode', attemptsLeft: 0, lockedOut: true });
+  });
+
+  it('when every try left is reserved by checks under way, then a further guess is neither checked nor counted (attempts_busy)', async () => {
+    const { service, store } = setup();
+    const { uuid } = await service.create(input({ passcode: 'right', maxViews: 2 }));
+    const row = [...store.notes.values()][0]!;
+    row.failedAttempts = 3;
+    row.attemptsInFlight = 2;
+    const outboxBefore = store.outbox.length;
+    await expect(service.reveal(uuid, 'right')).resolves.toEqual({ outcome: 'attempts_busy' });
+    await expect(service.reveal(uuid, 'wrong')).resolves.toEqual({ outcome: 'attempts_busy' });
+    expect(store.notes.get(row.lookup)).toMatchObject({ failedAttempts: 3, attemptsInFlight: 2 });
+    expect(store.outbox.length).toBe(outboxBefore);
+    // The two checks under way settle (here: one is given back); a try is free again.
+    store.notes.get(row.lookup)!.attemptsInFlight = 1;
+    await expect(service.reveal(uuid, 'right')).resolves.toMatchObject({ outcome: 'revealed' });
   });
 
   it('when send_link_email and notification_email are set, then sealed mail commands go through the outbox with the link and views left', async () => {

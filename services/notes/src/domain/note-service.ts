@@ -1,7 +1,7 @@
 import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealer, type OutgoingMessage } from '@vanish/common';
 import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
-import type { NoteCrypto, SealedNote } from './note-crypto';
+import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
 import type { NoteRecord, NoteStore } from './ports';
 
@@ -74,6 +74,7 @@ export class NoteService implements NotesApi {
       maxViews,
       currentViews: 0,
       failedAttempts: 0,
+      attemptsInFlight: 0,
       createdAt: now,
       expiresAt,
     };
@@ -113,16 +114,32 @@ export class NoteService implements NotesApi {
     const note = await this.store.findActive(lookup, this.clock.now());
     if (!note) return { outcome: 'not_found' };
     const given = passcode === '' ? null : passcode;
-    // Decrypt first: a tampered row throws here, before anything is counted.
-    const opened = await this.crypto.open(uuid, given, sealedOf(note));
-    if (opened.outcome === 'wrong_passcode') {
-      // No passcode offered for a protected note is a request for the form, not an attempt.
-      if (given === null) return { outcome: 'wrong_passcode', attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - note.failedAttempts), lockedOut: false };
-      return this.countFailure(lookup);
+    // No passcode offered for a protected note is a request for the form, not an attempt.
+    if (note.hasPasscode && given === null) return { outcome: 'wrong_passcode', attemptsLeft: attemptsLeft(note), lockedOut: false };
+    if (!note.hasPasscode) {
+      // Decrypt first: a tampered row throws here, before anything is counted.
+      const opened = await this.crypto.open(uuid, null, sealedOf(note));
+      if (opened.outcome !== 'opened') throw new Error('a note without passcode asked for one');
+      return this.claimView(lookup, opened.note, false);
     }
-    const claimed = await this.claimView(lookup, opened.note.notificationEmail);
-    if (!claimed) return { outcome: 'not_found' };
-    return { outcome: 'revealed', content: opened.note.content, ...claimed };
+    // DECISIONS 3: the attempt is reserved (committed, so every replica sees it) before the
+    // passcode is checked, so that no more than five guesses are ever checked, however many
+    // arrive at once; a right passcode gets its reservation back in the claim transaction.
+    if (!(await this.store.reserveAttempt(lookup, this.clock.now(), MAX_FAILED_ATTEMPTS))) {
+      return (await this.store.findActive(lookup, this.clock.now())) ? { outcome: 'attempts_busy' } : { outcome: 'not_found' };
+    }
+    let opened: Awaited<ReturnType<NoteCrypto['open']>>;
+    try {
+      opened = await this.crypto.open(uuid, given, sealedOf(note));
+    } catch (err) {
+      // Not checked (a tampered row, a full scrypt queue): no lock-out count (DECISIONS 3).
+      await this.store.transaction((tx) => tx.refundAttempt(lookup)).catch((refundErr: unknown) => {
+        this.logger.warn('a reserved passcode attempt could not be given back; it stays counted', { err: (refundErr as Error).message });
+      });
+      throw err;
+    }
+    if (opened.outcome === 'wrong_passcode') return this.countFailure(lookup);
+    return this.claimView(lookup, opened.note, true);
   }
 
   async takedown(uuid: string): Promise<boolean> {
@@ -142,9 +159,12 @@ export class NoteService implements NotesApi {
     return true;
   }
 
-  private async claimView(lookup: string, notificationEmail: string | null) {
+  /** Claims one view and, with `refund`, gives the passcode check's reservation back in the same transaction. */
+  private async claimView(lookup: string, opened: OpenedNote, refund: boolean): Promise<RevealResult> {
     const now = this.clock.now();
+    const notificationEmail = opened.notificationEmail;
     const result = await this.store.transaction(async (tx) => {
+      if (refund) await tx.refundAttempt(lookup);
       if (!(await tx.claimView(lookup, now))) return null;
       const state = await tx.lock(lookup);
       if (!state) throw new Error('a claimed note vanished inside its transaction');
@@ -165,9 +185,9 @@ export class NoteService implements NotesApi {
       await tx.enqueue(messages);
       return { messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };
     });
-    if (!result) return null;
+    if (!result) return { outcome: 'not_found' };
     notifyObserver(this.events, result.messages);
-    return { currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed };
+    return { outcome: 'revealed', content: opened.content, currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed };
   }
 
   private async countFailure(lookup: string): Promise<RevealResult> {
@@ -183,13 +203,18 @@ export class NoteService implements NotesApi {
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
       }
       await tx.enqueue(messages);
-      return { messages, lockedOut, attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - state.failedAttempts) };
+      return { messages, lockedOut, attemptsLeft: attemptsLeft(state) };
     });
     if (!result) return { outcome: 'not_found' };
     if (result.lockedOut) this.logger.info('note destroyed after repeated wrong passcodes');
     notifyObserver(this.events, result.messages);
     return { outcome: 'wrong_passcode', attemptsLeft: result.attemptsLeft, lockedOut: result.lockedOut };
   }
+}
+
+/** Tries left for the next guess: neither counted failures nor checks under way can be used again. */
+function attemptsLeft(state: { failedAttempts: number; attemptsInFlight: number }): number {
+  return Math.max(0, MAX_FAILED_ATTEMPTS - state.failedAttempts - state.attemptsInFlight);
 }
 
 function sealedOf(note: NoteRecord): SealedNote {

@@ -38,6 +38,8 @@ export interface NoteMetadata {
 export type RevealResult =
   | { outcome: 'revealed'; content: string; currentViews: number; maxViews: number; destroyed: boolean }
   | { outcome: 'wrong_passcode'; attemptsLeft: number; lockedOut: boolean }
+  /** Every attempt left is being checked right now; this guess was not checked nor counted. */
+  | { outcome: 'attempts_busy' }
   | { outcome: 'not_found' };
 
 export interface NotesApi {

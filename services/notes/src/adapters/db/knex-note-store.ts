@@ -17,11 +17,12 @@ interface NoteRow {
   max_views: number;
   current_views: number;
   failed_attempts: number;
+  attempts_in_flight: number;
   created_at: number | string;
   expires_at: number | string;
 }
 
-const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'expires_at'] as const;
+const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'expires_at'] as const;
 const TRANSACTION_ATTEMPTS = 3;
 
 interface NewNote {
@@ -80,6 +81,17 @@ export class KnexNoteStore implements NoteStore {
 
   insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void> {
     return this.creations.add({ note, messages });
+  }
+
+  reserveAttempt(lookup: string, now: Date, limit: number): Promise<boolean> {
+    return withDatabase(async () => {
+      const updated = await this.knex('notes')
+        .where({ lookup })
+        .andWhere('expires_at', '>', now.getTime())
+        .andWhereRaw('?? + ?? < ?', ['failed_attempts', 'attempts_in_flight', limit])
+        .increment('attempts_in_flight', 1);
+      return Number(updated) === 1;
+    }, this.timeoutMs);
   }
 
   findActive(lookup: string, now: Date): Promise<NoteRecord | null> {
@@ -160,8 +172,15 @@ class KnexNoteTransaction implements NoteTransaction {
     const updated = await this.trx('notes')
       .where({ lookup })
       .andWhere('expires_at', '>', now.getTime())
-      .increment('failed_attempts', 1);
+      .update({
+        failed_attempts: this.trx.raw('?? + 1', ['failed_attempts']),
+        attempts_in_flight: this.trx.raw('case when ?? > 0 then ?? - 1 else 0 end', ['attempts_in_flight', 'attempts_in_flight']),
+      });
     return Number(updated) === 1;
+  }
+
+  async refundAttempt(lookup: string): Promise<void> {
+    await this.trx('notes').where({ lookup }).andWhere('attempts_in_flight', '>', 0).decrement('attempts_in_flight', 1);
   }
 
   async lock(lookup: string): Promise<NoteState | null> {
@@ -176,6 +195,7 @@ class KnexNoteTransaction implements NoteTransaction {
       maxViews: Number(row.max_views),
       currentViews: Number(row.current_views),
       failedAttempts: Number(row.failed_attempts),
+      attemptsInFlight: Number(row.attempts_in_flight),
       expiresAt: new Date(Number(row.expires_at)),
     };
   }
@@ -206,6 +226,7 @@ function toRow(note: NoteRecord): NoteRow {
     max_views: note.maxViews,
     current_views: note.currentViews,
     failed_attempts: note.failedAttempts,
+    attempts_in_flight: note.attemptsInFlight,
     created_at: note.createdAt.getTime(),
     expires_at: note.expiresAt.getTime(),
   };
@@ -226,6 +247,7 @@ function toRecord(row: NoteRow): NoteRecord {
     maxViews: Number(row.max_views),
     currentViews: Number(row.current_views),
     failedAttempts: Number(row.failed_attempts),
+    attemptsInFlight: Number(row.attempts_in_flight),
     createdAt: new Date(Number(row.created_at)),
     expiresAt: new Date(Number(row.expires_at)),
   };
