@@ -17,6 +17,7 @@ import { ExpirySweeper } from './domain/expiry-sweeper';
 import { NoteCrypto, type ScryptParams } from './domain/note-crypto';
 import type { NoteEventsObserver } from './domain/note-events';
 import { NoteService } from './domain/note-service';
+import { ScryptLimit } from './domain/scrypt-limit';
 import type { NotesApi } from './domain/notes';
 import type { NoteStore } from './domain/ports';
 import { accessLog } from './http/access-log';
@@ -78,7 +79,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   // requests for connections, and events would lag by seconds (docs/events.md).
   const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay') });
   const outbox = new KnexOutboxStore(relayKnex, clock);
-  const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf });
+  const scryptLimit = new ScryptLimit(config.scryptLimit);
+  metrics.watchScryptLimit(scryptLimit);
+  const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf, scryptLimit });
 
   let relay: OutboxRelay | undefined;
   const events: NoteEventsObserver = {

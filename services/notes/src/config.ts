@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { DEFAULT_SCRYPT_LIMIT, type ScryptLimitOptions } from './domain/scrypt-limit';
 import { EnvReader, loadKeyRing, loadSecretKey, type Env, type KeyRing, type Logger, type LogLevel } from '@vanish/common';
 
 export interface NotesConfig {
@@ -19,6 +20,8 @@ export interface NotesConfig {
   /** MAIL_KEYS: seals mail commands for the mailer. */
   mailKeys: KeyRing;
   noteRetentionHours: number;
+  /** SCRYPT_MAX_CONCURRENT, SCRYPT_MAX_QUEUED: the cap on passcode KDF work of this process. */
+  scryptLimit: ScryptLimitOptions;
   sweepIntervalMs: number;
   /** Unset outside the all-in-one: the outbox keeps its rows and nothing is relayed. */
   amqpUrl: string | undefined;
@@ -85,6 +88,10 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     lookupKey: lookupKey!,
     mailKeys: mailKeys!,
     noteRetentionHours: reader.int('NOTE_RETENTION_HOURS', 720, { min: 1, max: 87_600 }),
+    scryptLimit: {
+      maxConcurrent: reader.int('SCRYPT_MAX_CONCURRENT', DEFAULT_SCRYPT_LIMIT.maxConcurrent, { min: 1, max: 64 }),
+      maxQueued: reader.int('SCRYPT_MAX_QUEUED', DEFAULT_SCRYPT_LIMIT.maxQueued, { min: 0, max: 10_000 }),
+    },
     sweepIntervalMs: reader.int('SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     amqpUrl,
     amqpExchange,
