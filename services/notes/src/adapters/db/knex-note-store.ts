@@ -1,7 +1,12 @@
 import type { Knex } from 'knex';
-import { AppError, GroupCommit, systemClock, type Clock, type ExpiryType, type OutgoingMessage } from '@vanish/common';
+import {
+  AppError, GroupCommit, InternalError, ServiceUnavailableError, systemClock, type Clock, type ExpiryType, type OutgoingMessage,
+} from '@vanish/common';
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
-import { DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions } from './database-errors';
+import { connectionIdOf, endConnection } from './commit-outcome';
+import {
+  DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions,
+} from './database-errors';
 
 interface NoteRow {
   lookup: string;
@@ -28,6 +33,22 @@ const TRANSACTION_ATTEMPTS = 3;
 interface NewNote {
   note: NoteRecord;
   messages: readonly OutgoingMessage[];
+  /**
+   * `waiting` until its batch sends COMMIT (`committing`), or until its caller's deadline passes
+   * first (`abandoned`: answered 503, so it must never commit). Both changes happen synchronously,
+   * so exactly one of them wins.
+   */
+  state: 'waiting' | 'committing' | 'abandoned';
+}
+
+/**
+ * A batch that held a creation whose caller had already been answered 503: rolled back instead of
+ * committed. The creations still wanted are retried alone (GROUP_COMMIT_OPTIONS).
+ */
+class AbandonedCreation extends ServiceUnavailableError {
+  constructor() {
+    super('Database did not answer in time');
+  }
 }
 
 interface ActiveLookup {
@@ -45,19 +66,19 @@ interface ActiveLookup {
 const READ_BATCH_OPTIONS = { maxItems: 100 };
 
 /**
- * Creations committed together: at most 64 notes (64 × 15 bound values stays under SQLite's
+ * Creations committed together: at most 64 notes (64 × 16 bound values stays under SQLite's
  * oldest limit of 999) and about 2 MiB of ciphertext and messages, which inline as hex in the
  * SQL well below MariaDB's default max_allowed_packet (16 MiB). A batch the database refuses (a
- * constraint) is retried note by note, so one bad note fails alone; a batch that met an
- * unreachable or silent database (503) is not, as a retry would only wait again and a timed-out
- * transaction may still have committed.
+ * constraint) is retried note by note, so one bad note fails alone, and so is a batch rolled back
+ * for a creation answered 503 meanwhile; a batch that met an unreachable or silent database (503)
+ * is not, as a retry would only wait again.
  */
 const GROUP_COMMIT_OPTIONS = {
   maxItems: 64,
   maxBytes: 2 * 1024 * 1024,
   sizeOf: ({ note, messages }: NewNote): number =>
     note.contentBox.length + note.checkBox.length + (note.emailBox?.length ?? 0) + messages.reduce((sum, m) => sum + m.body.length, 0),
-  retryEachAlone: (err: unknown): boolean => !(err instanceof AppError && err.statusCode === 503),
+  retryEachAlone: (err: unknown): boolean => err instanceof AbandonedCreation || !(err instanceof AppError && err.statusCode === 503),
 };
 
 /**
@@ -67,20 +88,94 @@ const GROUP_COMMIT_OPTIONS = {
  */
 export class KnexNoteStore implements NoteStore {
   private readonly timeoutMs: number;
+  private readonly commitOutcomeTimeoutMs: number;
   private readonly creations: GroupCommit<NewNote>;
   private readonly activeReads: GroupCommit<ActiveLookup, NoteRecord | null>;
 
   constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexStoreOptions = {}) {
     this.timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
-    this.creations = new GroupCommit((batch) => this.transaction(async (tx) => {
-      await tx.insertAll(batch.map((entry) => entry.note));
-      await tx.enqueue(batch.flatMap((entry) => entry.messages));
-    }), GROUP_COMMIT_OPTIONS);
+    this.commitOutcomeTimeoutMs = options.commitOutcomeTimeoutMs ?? DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS;
+    this.creations = new GroupCommit((batch) => this.commitCreations(batch), GROUP_COMMIT_OPTIONS);
     this.activeReads = new GroupCommit((batch) => this.findActiveBatch(batch), READ_BATCH_OPTIONS);
   }
 
+  /**
+   * Answers what the database kept (issue 19, item 11): a creation is answered 503 only while its
+   * COMMIT has not been sent, and then it never commits (its batch rolls back). Once the COMMIT is
+   * sent, the answer waits for its outcome, past the operation deadline; if that answer does not
+   * come, the database is asked what it kept (see commitCreations).
+   */
   insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void> {
-    return this.creations.add({ note, messages });
+    const entry: NewNote = { note, messages, state: 'waiting' };
+    const stored = this.creations.add(entry);
+    if (!this.timeoutMs) return stored;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        if (entry.state !== 'waiting') return;
+        entry.state = 'abandoned';
+        reject(new ServiceUnavailableError('Database did not answer in time'));
+      }, this.timeoutMs);
+    });
+    return Promise.race([stored, deadline]).finally(() => clearTimeout(timer));
+  }
+
+  /** One transaction for the batch's creations still wanted; see insertNew. */
+  private async commitCreations(batch: readonly NewNote[]): Promise<void> {
+    const entries = batch.filter((entry) => entry.state === 'waiting');
+    if (entries.length === 0) return;
+    for (let attempt = 1; ; attempt += 1) {
+      let connectionId: number | null = null;
+      let commitSent = false;
+      let outcomeTimer: NodeJS.Timeout | undefined;
+      let startOutcomeClock!: () => void;
+      const outcomeLate = new Promise<'late'>((resolve) => {
+        startOutcomeClock = () => { outcomeTimer = setTimeout(() => resolve('late'), this.commitOutcomeTimeoutMs); };
+      });
+      const transaction = this.knex.transaction(async (trx) => {
+        connectionId = await connectionIdOf(this.knex, trx);
+        const tx = new KnexNoteTransaction(trx, this.clock);
+        await tx.insertAll(entries.map((entry) => entry.note));
+        await tx.enqueue(entries.flatMap((entry) => entry.messages));
+        // Decided with no await before knex sends COMMIT, so no deadline can pass in between.
+        if (entries.some((entry) => entry.state === 'abandoned')) throw new AbandonedCreation();
+        for (const entry of entries) entry.state = 'committing';
+        commitSent = true;
+        startOutcomeClock();
+      });
+      try {
+        if ((await Promise.race([transaction, outcomeLate])) !== 'late') return;
+      } catch (err) {
+        if (!commitSent) {
+          if (isDeadlock(err) && attempt < TRANSACTION_ATTEMPTS && !entries.some((entry) => entry.state === 'abandoned')) continue;
+          throw translateDatabaseError(err);
+        }
+        // The COMMIT was sent and then the connection failed: it may have committed.
+      } finally {
+        clearTimeout(outcomeTimer);
+      }
+      transaction.catch(() => undefined); // ended below, if it still runs
+      return this.settleUnconfirmedCommit(entries, connectionId);
+    }
+  }
+
+  /**
+   * A COMMIT was sent and its answer did not come: end its connection (MySQL), then look for the
+   * batch's notes. All there: committed, the callers get their notes. None there: rolled back
+   * for good, 503. The database cannot be asked either: 500, the outcome is unknown.
+   */
+  private async settleUnconfirmedCommit(entries: readonly NewNote[], connectionId: number | null): Promise<void> {
+    const lookups = entries.map((entry) => entry.note.lookup);
+    let found: string[];
+    try {
+      if (connectionId !== null) await withDatabase(() => endConnection(this.knex, connectionId!, this.timeoutMs || 5000), this.timeoutMs);
+      found = await withDatabase(() => this.knex('notes').whereIn('lookup', lookups).pluck('lookup'), this.timeoutMs);
+    } catch (err) {
+      throw new InternalError(new Error(`the outcome of a creation commit is unknown (${(err as Error).message})`));
+    }
+    if (found.length === lookups.length) return;
+    if (found.length === 0) throw new ServiceUnavailableError('Database did not confirm the commit; nothing was stored');
+    throw new InternalError(new Error('a creation commit kept part of its batch'));
   }
 
   reserveAttempt(lookup: string, now: Date, limit: number): Promise<boolean> {
