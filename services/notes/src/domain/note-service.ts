@@ -10,6 +10,13 @@ export const TIME_NOTE_MAX_VIEWS = 100;
 /** DECISIONS 3: the fifth wrong passcode destroys the note. */
 export const MAX_FAILED_ATTEMPTS = 5;
 export const DEFAULT_RETENTION_HOURS = 720;
+/**
+ * How long a reserved passcode check may take before it is presumed dead (its replica crashed
+ * between reserving and settling) and counted as failed. A live check takes well under a
+ * second, a few seconds with a full scrypt queue or a slow database; its store calls give up
+ * after seconds.
+ */
+export const ATTEMPT_RESERVATION_MS = 60_000;
 
 const HOUR_MS = 3_600_000;
 
@@ -75,6 +82,7 @@ export class NoteService implements NotesApi {
       currentViews: 0,
       failedAttempts: 0,
       attemptsInFlight: 0,
+      attemptsReservedUntil: new Date(0),
       createdAt: now,
       expiresAt,
     };
@@ -125,9 +133,8 @@ export class NoteService implements NotesApi {
     // DECISIONS 3: the attempt is reserved (committed, so every replica sees it) before the
     // passcode is checked, so that no more than five guesses are ever checked, however many
     // arrive at once; a right passcode gets its reservation back in the claim transaction.
-    if (!(await this.store.reserveAttempt(lookup, this.clock.now(), MAX_FAILED_ATTEMPTS))) {
-      return (await this.store.findActive(lookup, this.clock.now())) ? { outcome: 'attempts_busy' } : { outcome: 'not_found' };
-    }
+    const reserved = await this.reserveAttempt(lookup);
+    if (reserved !== 'reserved') return { outcome: reserved };
     let opened: Awaited<ReturnType<NoteCrypto['open']>>;
     try {
       opened = await this.crypto.open(uuid, given, sealedOf(note));
@@ -157,6 +164,43 @@ export class NoteService implements NotesApi {
     this.logger.info('note taken down');
     notifyObserver(this.events, messages);
     return true;
+  }
+
+  /**
+   * Reserves one passcode check (DECISIONS 3). When refused while the note lives, reservations
+   * whose checks died (past ATTEMPT_RESERVATION_MS) are counted as failed, which may lock the note
+   * out, and the reservation is tried once more.
+   */
+  private async reserveAttempt(lookup: string): Promise<'reserved' | 'attempts_busy' | 'not_found'> {
+    const reserve = () => {
+      const now = this.clock.now();
+      return this.store.reserveAttempt(lookup, now, MAX_FAILED_ATTEMPTS, new Date(now.getTime() + ATTEMPT_RESERVATION_MS));
+    };
+    if (await reserve()) return 'reserved';
+    const now = this.clock.now();
+    const current = await this.store.findActive(lookup, now);
+    if (!current) return 'not_found';
+    if (current.attemptsInFlight === 0 || current.attemptsReservedUntil.getTime() > now.getTime()) return 'attempts_busy';
+    const result = await this.store.transaction(async (tx) => {
+      const state = await tx.lock(lookup);
+      if (!state || state.expiresAt.getTime() <= now.getTime()) return { gone: true, messages: [] };
+      if (state.attemptsInFlight === 0 || state.attemptsReservedUntil.getTime() > now.getTime()) return { gone: false, messages: [] };
+      await tx.countAbandonedAttempts(lookup, state.attemptsInFlight);
+      const messages = Array.from({ length: state.attemptsInFlight }, () => noteEventMessage('note.failed_access', { note_id: state.noteRef }, now));
+      const lockedOut = state.failedAttempts + state.attemptsInFlight >= MAX_FAILED_ATTEMPTS;
+      if (lockedOut) {
+        await tx.delete(lookup);
+        messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
+      }
+      await tx.enqueue(messages);
+      return { gone: lockedOut, messages };
+    });
+    if (result.messages.length > 0) {
+      this.logger.warn('passcode checks that never settled were counted as failed attempts', { count: result.messages.filter((m) => m.routingKey === 'note.failed_access').length });
+      notifyObserver(this.events, result.messages);
+    }
+    if (result.gone) return 'not_found';
+    return (await reserve()) ? 'reserved' : 'attempts_busy';
   }
 
   /** Claims one view and, with `refund`, gives the passcode check's reservation back in the same transaction. */

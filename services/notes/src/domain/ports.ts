@@ -20,6 +20,8 @@ export interface NoteRecord {
   failedAttempts: number;
   /** Passcode checks reserved and not yet settled (see NoteStore.reserveAttempt). */
   attemptsInFlight: number;
+  /** When the latest reservation's check is presumed dead; epoch 0 when none was ever made. */
+  attemptsReservedUntil: Date;
   createdAt: Date;
   /** Time expiry for `time`/`both`, the retention deadline for `view`. */
   expiresAt: Date;
@@ -33,6 +35,7 @@ export interface NoteState {
   currentViews: number;
   failedAttempts: number;
   attemptsInFlight: number;
+  attemptsReservedUntil: Date;
   expiresAt: Date;
 }
 
@@ -57,6 +60,8 @@ export interface NoteTransaction {
   countFailedAttempt(lookup: string, now: Date): Promise<boolean>;
   /** Gives a reserved attempt back (the passcode was right, or it could not be checked). */
   refundAttempt(lookup: string): Promise<void>;
+  /** Counts `count` reservations whose checks died as failed: failed_attempts + count, attempts_in_flight - count. */
+  countAbandonedAttempts(lookup: string, count: number): Promise<void>;
   /** Locks the row for the rest of the transaction and reads its counters (null when gone). */
   lock(lookup: string): Promise<NoteState | null>;
   /** Erases the row (ciphertext, sealed e-mail and all); false when it was already gone. */
@@ -77,12 +82,12 @@ export interface NoteStore {
   insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void>;
   /**
    * Reserves one passcode check before it runs, committed at once, so that replicas see it:
-   * attempts_in_flight + 1 when the note exists, is unexpired at `now` and
-   * failed_attempts + attempts_in_flight < `limit`. False when refused (gone, or every attempt
-   * counted or under way). The reservation is settled in a transaction by countFailedAttempt or
-   * refundAttempt.
+   * attempts_in_flight + 1 and attempts_reserved_until = `until` when the note exists, is
+   * unexpired at `now` and failed_attempts + attempts_in_flight < `limit`. False when refused
+   * (gone, or every attempt counted or under way). The reservation is settled in a transaction by
+   * countFailedAttempt, refundAttempt or, once `until` has passed, countAbandonedAttempts.
    */
-  reserveAttempt(lookup: string, now: Date, limit: number): Promise<boolean>;
+  reserveAttempt(lookup: string, now: Date, limit: number, until: Date): Promise<boolean>;
   /** Runs `work` in one transaction; a throw rolls everything back. */
   transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T>;
   /** True when the database answers. */

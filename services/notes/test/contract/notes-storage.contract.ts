@@ -213,6 +213,25 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
       }
     }, 60_000);
 
+    it('when reserved passcode checks never settle (their replica died), then once their reservation time passes they count as failed and lock the note out', async () => {
+      const { service, store, crypto, clock } = buildNotes(knex);
+      const { uuid } = await service.create(noteInput({ passcode: 'open sesame', maxViews: 2 }));
+      const lookup = crypto.lookup(uuid);
+      const until = new Date(clock.now().getTime() + 60_000);
+      await expect(store.reserveAttempt(lookup, clock.now(), 5, until)).resolves.toBe(true);
+      await expect(store.reserveAttempt(lookup, clock.now(), 5, until)).resolves.toBe(true);
+      for (let i = 1; i <= 3; i += 1) await expect(service.reveal(uuid, `nope ${i}`)).resolves.toMatchObject({ outcome: 'wrong_passcode' });
+      expect(await rawNote(lookup)).toMatchObject({ failed_attempts: 3, attempts_in_flight: 2 });
+      await expect(store.reserveAttempt(lookup, clock.now(), 5, until)).resolves.toBe(false);
+      await expect(service.reveal(uuid, 'open sesame')).resolves.toEqual({ outcome: 'attempts_busy' });
+      (clock as ManualClock).advance(60_000);
+      await expect(service.reveal(uuid, 'open sesame')).resolves.toEqual({ outcome: 'not_found' });
+      expect(await rawNote(lookup)).toBeUndefined();
+      const events = await outboxEvents(knex);
+      expect(events.map((e) => e.routingKey)).toEqual(['note.created', ...Array(5).fill('note.failed_access'), 'note.destroyed']);
+      expect(events.at(-1)!.body.data).toMatchObject({ reason: 'lockout', was_read: false });
+    });
+
     it('when the right passcode comes after four wrong ones, then it reveals, and its reserved attempt is given back in the view claim', async () => {
       const { service, crypto } = buildNotes(knex);
       const { uuid } = await service.create(noteInput({ passcode: 'open sesame', maxViews: 2 }));
@@ -280,7 +299,7 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
         await tx.enqueue([{ id: 'evt-2', routingKey: 'note.created', body: '{}' }]);
         await tx.insert({
           lookup, noteRef: 'x'.repeat(32), keyId: 'k1', salt: row.salt, kdf: null, checkBox: row.check_box, contentBox: row.content_box,
-          emailBox: null, hasPasscode: false, expiryType: 'view', maxViews: 1, currentViews: 0, failedAttempts: 0, attemptsInFlight: 0,
+          emailBox: null, hasPasscode: false, expiryType: 'view', maxViews: 1, currentViews: 0, failedAttempts: 0, attemptsInFlight: 0, attemptsReservedUntil: new Date(0),
           createdAt: new Date(), expiresAt: new Date(Date.now() + HOUR),
         });
       }).then(() => 'committed', (err: unknown) => err);

@@ -23,11 +23,12 @@ interface NoteRow {
   current_views: number;
   failed_attempts: number;
   attempts_in_flight: number;
+  attempts_reserved_until: number | string;
   created_at: number | string;
   expires_at: number | string;
 }
 
-const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'expires_at'] as const;
+const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'expires_at'] as const;
 const TRANSACTION_ATTEMPTS = 3;
 
 interface NewNote {
@@ -178,13 +179,13 @@ export class KnexNoteStore implements NoteStore {
     throw new InternalError(new Error('a creation commit kept part of its batch'));
   }
 
-  reserveAttempt(lookup: string, now: Date, limit: number): Promise<boolean> {
+  reserveAttempt(lookup: string, now: Date, limit: number, until: Date): Promise<boolean> {
     return withDatabase(async () => {
       const updated = await this.knex('notes')
         .where({ lookup })
         .andWhere('expires_at', '>', now.getTime())
         .andWhereRaw('?? + ?? < ?', ['failed_attempts', 'attempts_in_flight', limit])
-        .increment('attempts_in_flight', 1);
+        .update({ attempts_in_flight: this.knex.raw('?? + 1', ['attempts_in_flight']), attempts_reserved_until: until.getTime() });
       return Number(updated) === 1;
     }, this.timeoutMs);
   }
@@ -278,6 +279,13 @@ class KnexNoteTransaction implements NoteTransaction {
     await this.trx('notes').where({ lookup }).andWhere('attempts_in_flight', '>', 0).decrement('attempts_in_flight', 1);
   }
 
+  async countAbandonedAttempts(lookup: string, count: number): Promise<void> {
+    await this.trx('notes').where({ lookup }).andWhere('attempts_in_flight', '>=', count).update({
+      failed_attempts: this.trx.raw('?? + ?', ['failed_attempts', count]),
+      attempts_in_flight: this.trx.raw('?? - ?', ['attempts_in_flight', count]),
+    });
+  }
+
   async lock(lookup: string): Promise<NoteState | null> {
     // A write that changes nothing still takes the row lock (MySQL) or the write lock (SQLite);
     // the read that follows (READ COMMITTED) then sees the latest committed counters.
@@ -291,6 +299,7 @@ class KnexNoteTransaction implements NoteTransaction {
       currentViews: Number(row.current_views),
       failedAttempts: Number(row.failed_attempts),
       attemptsInFlight: Number(row.attempts_in_flight),
+      attemptsReservedUntil: new Date(Number(row.attempts_reserved_until)),
       expiresAt: new Date(Number(row.expires_at)),
     };
   }
@@ -322,6 +331,7 @@ function toRow(note: NoteRecord): NoteRow {
     current_views: note.currentViews,
     failed_attempts: note.failedAttempts,
     attempts_in_flight: note.attemptsInFlight,
+    attempts_reserved_until: note.attemptsReservedUntil.getTime(),
     created_at: note.createdAt.getTime(),
     expires_at: note.expiresAt.getTime(),
   };
@@ -343,6 +353,7 @@ function toRecord(row: NoteRow): NoteRecord {
     currentViews: Number(row.current_views),
     failedAttempts: Number(row.failed_attempts),
     attemptsInFlight: Number(row.attempts_in_flight),
+    attemptsReservedUntil: new Date(Number(row.attempts_reserved_until)),
     createdAt: new Date(Number(row.created_at)),
     expiresAt: new Date(Number(row.expires_at)),
   };
