@@ -146,4 +146,26 @@ describe('notes creation whose commit outlives the deadline (MariaDB, fault prox
       await own.destroy();
     }
   }, 60_000);
+
+  it('when a creation\'s connection hangs before its COMMIT, then the creations after it are not held up: they commit through another connection', async () => {
+    const own = configureKnex(`mysql://root@127.0.0.1:${proxy.port}/${database.name}`, { logger: silentLogger });
+    try {
+      const { service, crypto } = notesService(own);
+      // Held for the rest of the test (restored in afterEach): a connection that died silently.
+      const { stalled } = stallAt(/^insert into `notes`/i, { on: own, onlyOpenConnections: true });
+      clearTimeout(restoreTimer);
+      const stuck = service.create(noteInput({ content: 'on a dead connection' })).then((note) => note, (err: unknown) => err);
+      await stalled;
+      clearTimeout(restoreTimer);
+      expect(await stuck).toBeInstanceOf(ServiceUnavailableError);
+      const next = await service.create(noteInput({ content: 'after it', sendLinkEmail: 'reader@example.com' })).then((note) => note, (err: unknown) => err);
+      expect(next).not.toBeInstanceOf(Error);
+      const rows = await storedRows();
+      expect(rows.notes).toEqual([crypto.lookup((next as Awaited<ReturnType<NoteService['create']>>).uuid)]);
+      expect(rows.outbox.sort()).toEqual(['mail.send', 'note.created']);
+    } finally {
+      proxy.restore();
+      await own.destroy();
+    }
+  }, 60_000);
 });

@@ -40,6 +40,8 @@ interface NewNote {
    * so exactly one of them wins.
    */
   state: 'waiting' | 'committing' | 'abandoned';
+  /** Resolves when the state becomes `abandoned`. */
+  abandoned: Promise<void>;
 }
 
 /**
@@ -107,7 +109,8 @@ export class KnexNoteStore implements NoteStore {
    * come, the database is asked what it kept (see commitCreations).
    */
   insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void> {
-    const entry: NewNote = { note, messages, state: 'waiting' };
+    let abandon!: () => void;
+    const entry: NewNote = { note, messages, state: 'waiting', abandoned: new Promise((resolve) => { abandon = resolve; }) };
     const stored = this.creations.add(entry);
     if (!this.timeoutMs) return stored;
     let timer: NodeJS.Timeout | undefined;
@@ -115,6 +118,7 @@ export class KnexNoteStore implements NoteStore {
       timer = setTimeout(() => {
         if (entry.state !== 'waiting') return;
         entry.state = 'abandoned';
+        abandon();
         reject(new ServiceUnavailableError('Database did not answer in time'));
       }, this.timeoutMs);
     });
@@ -144,8 +148,14 @@ export class KnexNoteStore implements NoteStore {
         commitSent = true;
         startOutcomeClock();
       });
+      // A transaction stuck before its COMMIT (a dead connection) must not hold up the creations
+      // after it: once every caller has been answered 503, the next batch goes (on another
+      // connection), and this one rolls back if it ever resumes.
+      const allAbandoned = Promise.all(entries.map((entry) => entry.abandoned)).then(() => 'abandoned' as const);
       try {
-        if ((await Promise.race([transaction, outcomeLate])) !== 'late') return;
+        const outcome = await Promise.race([transaction, outcomeLate, allAbandoned]);
+        if (outcome === 'abandoned') transaction.catch(() => undefined);
+        if (outcome !== 'late') return;
       } catch (err) {
         if (!commitSent) {
           if (isDeadlock(err) && attempt < TRANSACTION_ATTEMPTS && !entries.some((entry) => entry.state === 'abandoned')) continue;
