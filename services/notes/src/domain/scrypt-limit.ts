@@ -9,9 +9,11 @@ export interface ScryptLimitOptions {
 }
 
 /**
- * Two derivations at once: each takes a libuv pool thread (the pool has four) and most of a core
- * for 50-100 ms with 32 MiB, so a burst of passcode guesses leaves the event loop, and with it the
- * reveals of notes without a passcode, a core of its own. 32 waiting is under a second of work.
+ * Two derivations at once: each holds a libuv pool thread (the pool has four, first come first
+ * served) and a core for 50-100 ms with 32 MiB. Uncapped, a burst of passcode guesses queues ahead
+ * of every other pool job of the process (DNS lookups for new database connections, file system)
+ * and keeps both cores busy; capped, two threads stay free and the event loop, which serves the
+ * notes without a passcode, keeps a core. 32 waiting is about a second of work.
  */
 export const DEFAULT_SCRYPT_LIMIT: Readonly<ScryptLimitOptions> = Object.freeze({ maxConcurrent: 2, maxQueued: 32 });
 
