@@ -16,6 +16,11 @@ export interface FaultProxy {
   restore(): void;
   /** Accept and hold connections, forwarding nothing either way, including already-open ones. */
   stall(): void;
+  /**
+   * Hold only the connections open now (nothing forwarded either way, as stall()); new ones are
+   * forwarded as usual. restore() resumes the held ones with their buffered bytes.
+   */
+  stallOpenConnections(): void;
   /** Destroy every connection and stop listening. */
   close(): Promise<void>;
 }
@@ -118,7 +123,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       for (const link of [...links]) drop(link);
     },
     restore() {
-      if (mode === 'closed' || mode === 'open') return;
+      if (mode === 'closed') return;
       const was = mode;
       mode = 'open';
       if (was === 'cut') {
@@ -129,6 +134,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         if (!link.upstream) connectUpstream(link);
         pipe(link);
       }
+    },
+    stallOpenConnections() {
+      if (mode !== 'open') return;
+      for (const link of links) hold(link);
     },
     stall() {
       if (mode === 'closed') return;

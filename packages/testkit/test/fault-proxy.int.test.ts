@@ -135,6 +135,23 @@ describe('fault proxy (against an echo server)', () => {
     expect(await fresh.receives('fresh\n')).toBe(true);
   });
 
+  it('when only the open connections are stalled, then they forward nothing while new ones flow; after restore the held bytes arrive', async () => {
+    const open = await connect();
+    open.socket.write('before\n');
+    expect(await open.receives('before\n')).toBe(true);
+
+    proxy.stallOpenConnections();
+    open.socket.write('during\n');
+    const fresh = await connect();
+    fresh.socket.write('fresh\n');
+    expect(await fresh.receives('fresh\n')).toBe(true);
+    expect(await open.receives('during\n', 400)).toBe(false);
+    expect(open.closed).toBe(false);
+
+    proxy.restore();
+    expect(await open.receives('during\n')).toBe(true);
+  });
+
   it('when cut while stalled, then the held connections are destroyed', async () => {
     proxy.stall();
     const held = await connect();

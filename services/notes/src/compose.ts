@@ -17,6 +17,7 @@ import { ExpirySweeper } from './domain/expiry-sweeper';
 import { NoteCrypto, type ScryptParams } from './domain/note-crypto';
 import type { NoteEventsObserver } from './domain/note-events';
 import { NoteService } from './domain/note-service';
+import { ScryptLimit } from './domain/scrypt-limit';
 import type { NotesApi } from './domain/notes';
 import type { NoteStore } from './domain/ports';
 import { accessLog } from './http/access-log';
@@ -37,7 +38,10 @@ export interface NotesServiceOverrides {
   kdf?: ScryptParams;
   /** Backoff of the "database not reachable yet" migration retries. Default 500 ms doubling to 30 s. */
   migrationRetry?: { initialDelayMs?: number; maxDelayMs?: number };
-  /** Deadline of one API note operation before it answers 503 (default 5000 ms). */
+  /**
+   * Deadline of one note operation before it answers 503: the API's metadata read (default 5000 ms)
+   * and each store operation (default 3000 ms; a creation only until its COMMIT is sent).
+   */
   operationTimeoutMs?: number;
 }
 
@@ -73,12 +77,14 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const metrics = createNotesMetrics(registry);
 
   const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db'), sslCa: config.databaseSslCa });
-  const store = new KnexNoteStore(knex, clock);
+  const store = new KnexNoteStore(knex, clock, { operationTimeoutMs: overrides.operationTimeoutMs });
   // The relay gets a small pool of its own: under a create burst it would otherwise queue behind
   // requests for connections, and events would lag by seconds (docs/events.md).
   const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay'), sslCa: config.databaseSslCa });
   const outbox = new KnexOutboxStore(relayKnex, clock);
-  const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf });
+  const scryptLimit = new ScryptLimit(config.scryptLimit);
+  metrics.watchScryptLimit(scryptLimit);
+  const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf, scryptLimit });
 
   let relay: OutboxRelay | undefined;
   const events: NoteEventsObserver = {

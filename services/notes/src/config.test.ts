@@ -59,7 +59,7 @@ describe('loadNotesConfig', () => {
     expect(config).toMatchObject({
       port: 8081, adminPort: 9081, dataDir, databaseUrl: `sqlite:${join(dataDir, 'notes.db')}`,
       publicBaseUrl: 'http://localhost:8080', noteRetentionHours: 720, amqpUrl: undefined, amqpExchange: 'vanish',
-      heartbeatIntervalMs: 10_000, logLevel: 'info', production: false,
+      heartbeatIntervalMs: 10_000, logLevel: 'info', production: false, scryptLimit: { maxConcurrent: 2, maxQueued: 32 },
     });
     expect(config.warnings).toHaveLength(3);
     expect(config.warnings.join('\n')).toMatch(/MASTER_KEYS is not set: generated a key/);
@@ -142,6 +142,8 @@ describe('loadNotesConfig', () => {
     ['MAIL_PUBLIC_KEYS', 'nocolon', /^MAIL_PUBLIC_KEYS:/],
     ['NOTE_RETENTION_HOURS', '0', /^NOTE_RETENTION_HOURS:/],
     ['SWEEP_INTERVAL_MS', '1.5', /^SWEEP_INTERVAL_MS:/],
+    ['SCRYPT_MAX_CONCURRENT', '0', /^SCRYPT_MAX_CONCURRENT:/],
+    ['SCRYPT_MAX_QUEUED', '-1', /^SCRYPT_MAX_QUEUED:/],
     ['HEARTBEAT_INTERVAL_MS', '10', /^HEARTBEAT_INTERVAL_MS:/],
     ['LOG_LEVEL', 'loud', /^LOG_LEVEL:/],
     ['SHUTDOWN_GRACE_MS', 'soon', /^SHUTDOWN_GRACE_MS:/],
@@ -152,6 +154,10 @@ describe('loadNotesConfig', () => {
   it('when PORT equals ADMIN_PORT, then it is refused; 0 for both (tests) is fine', () => {
     expect(problemsOf({ DATA_DIR: dataDir, PORT: '9000', ADMIN_PORT: '9000' })).toEqual(['ADMIN_PORT: must differ from PORT']);
     expect(loadNotesConfig({ DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0' })).toMatchObject({ port: 0, adminPort: 0 });
+  });
+
+  it('when SCRYPT_MAX_CONCURRENT and SCRYPT_MAX_QUEUED are set, then the passcode KDF cap uses them', () => {
+    expect(loadNotesConfig({ DATA_DIR: dataDir, SCRYPT_MAX_CONCURRENT: '1', SCRYPT_MAX_QUEUED: '0' }).scryptLimit).toEqual({ maxConcurrent: 1, maxQueued: 0 });
   });
 
   it('when PUBLIC_BASE_URL ends with a slash, then links do not get a double slash', () => {

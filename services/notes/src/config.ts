@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
 import { readDatabaseSettings } from '@vanish/database';
 import { EnvReader, KeyRing, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
+import { DEFAULT_SCRYPT_LIMIT, type ScryptLimitOptions } from './domain/scrypt-limit';
 
 export interface NotesConfig {
   /** PORT: public traffic (API and web pages); 0 = ephemeral (tests). */
@@ -27,6 +28,8 @@ export interface NotesConfig {
    */
   mailSealing: { kind: 'to-mailer'; publicKeys: KeyRing } | { kind: 'legacy'; keys: KeyRing };
   noteRetentionHours: number;
+  /** SCRYPT_MAX_CONCURRENT, SCRYPT_MAX_QUEUED: the cap on passcode KDF work of this process. */
+  scryptLimit: ScryptLimitOptions;
   sweepIntervalMs: number;
   /** Unset outside the all-in-one: the outbox keeps its rows and nothing is relayed. */
   amqpUrl: string | undefined;
@@ -83,6 +86,10 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     lookupKey: lookupKey!,
     mailSealing: mailSealing!,
     noteRetentionHours: reader.int('NOTE_RETENTION_HOURS', 720, { min: 1, max: 87_600 }),
+    scryptLimit: {
+      maxConcurrent: reader.int('SCRYPT_MAX_CONCURRENT', DEFAULT_SCRYPT_LIMIT.maxConcurrent, { min: 1, max: 64 }),
+      maxQueued: reader.int('SCRYPT_MAX_QUEUED', DEFAULT_SCRYPT_LIMIT.maxQueued, { min: 0, max: 10_000 }),
+    },
     sweepIntervalMs: reader.int('SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     amqpUrl,
     amqpTls,

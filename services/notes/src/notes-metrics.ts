@@ -1,11 +1,14 @@
 import { Counter, Gauge, type Registry } from '@vanish/common';
 import type { NoteEventsObserver } from './domain/note-events';
+import type { ScryptLimit } from './domain/scrypt-limit';
 
 export interface NotesMetrics {
   /** Hooked into NoteService and ExpirySweeper: counts every committed note event. */
   observer: NoteEventsObserver;
   /** 1 while the database is usable (migrated and answering), else 0. */
   databaseUp: Gauge<string>;
+  /** Reports the passcode KDF cap's running and waiting derivations at each scrape. */
+  watchScryptLimit(limit: ScryptLimit): void;
 }
 
 /**
@@ -30,8 +33,25 @@ export function createNotesMetrics(registry: Registry): NotesMetrics {
   const databaseUp = new Gauge({ name: 'notes_database_up', help: '1 while the notes database is migrated and answering', registers: [registry] });
   for (const type of ['view', 'time', 'both']) created.inc({ expiry_type: type }, 0);
 
+  let scryptLimit: ScryptLimit | undefined;
+  new Gauge({
+    name: 'notes_scrypt_running',
+    help: 'Passcode KDF derivations running (capped by SCRYPT_MAX_CONCURRENT)',
+    registers: [registry],
+    collect() { this.set(scryptLimit?.running ?? 0); },
+  });
+  new Gauge({
+    name: 'notes_scrypt_queued',
+    help: 'Passcode KDF derivations waiting for a slot (beyond SCRYPT_MAX_QUEUED they answer 503)',
+    registers: [registry],
+    collect() { this.set(scryptLimit?.queued ?? 0); },
+  });
+
   return {
     databaseUp,
+    watchScryptLimit(limit) {
+      scryptLimit = limit;
+    },
     observer: {
       noteEvent(event, data) {
         switch (event) {

@@ -1,6 +1,12 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { KeyRing, aeadOpen } from '@vanish/common';
-import { NoteCrypto, associatedData, NoteIntegrityError, PRODUCTION_SCRYPT_PARAMS, type ScryptParams, type SealedNote } from './note-crypto';
+import { scrypt as nodeScrypt } from 'node:crypto';
+import { ServiceUnavailableError } from '@vanish/common';
+import {
+  NoteCrypto, associatedData, NoteIntegrityError, PRODUCTION_SCRYPT_PARAMS, SCRYPT_BOUNDS, scryptParamsProblem, type ScryptFunction, type ScryptParams,
+  type SealedNote,
+} from './note-crypto';
+import { DEFAULT_SCRYPT_LIMIT, ScryptLimit } from './scrypt-limit';
 
 // Cheap parameters for speed; production values are asserted below and are the default.
 const TEST_KDF: ScryptParams = { N: 2 ** 10, r: 8, p: 1 };
@@ -118,6 +124,147 @@ describe('NoteCrypto', () => {
 
   it('when the lookup key is too short, then construction refuses it', () => {
     expect(() => new NoteCrypto({ masterKeys: KeyRing.generate(), lookupKey: randomBytes(16) })).toThrow(/32 bytes/);
+  });
+});
+
+/** node's scrypt, counting calls and the most that ran at once; `hold` keeps each one running until released. */
+function countingScrypt(options: { hold?: boolean } = {}) {
+  const state = { calls: 0, running: 0, peak: 0, held: [] as Array<() => void> };
+  const scrypt: ScryptFunction = async (passcode, salt, params, keyLength) => {
+    state.calls += 1;
+    state.running += 1;
+    state.peak = Math.max(state.peak, state.running);
+    try {
+      if (options.hold) await new Promise<void>((release) => state.held.push(release));
+      return await new Promise<Buffer>((resolve, reject) => {
+        nodeScrypt(passcode, salt, keyLength, params, (err, key) => (err ? reject(err) : resolve(key)));
+      });
+    } finally {
+      state.running -= 1;
+    }
+  };
+  const releaseAll = () => state.held.splice(0).forEach((release) => release());
+  return { scrypt, state, releaseAll };
+}
+
+const until = async (condition: () => boolean): Promise<void> => {
+  for (let i = 0; i < 1000 && !condition(); i += 1) await new Promise((resolve) => setImmediate(resolve));
+  if (!condition()) throw new Error('condition never held');
+};
+
+describe('NoteCrypto: what a stored row may ask of scrypt', () => {
+  it('when the production and test costs are checked, then both are inside the bounds', () => {
+    expect(scryptParamsProblem(PRODUCTION_SCRYPT_PARAMS)).toBeNull();
+    expect(scryptParamsProblem(TEST_KDF)).toBeNull();
+    expect(scryptParamsProblem({ N: 2 ** 16, r: 8, p: 1 })).toBeNull(); // room to double the cost once
+    expect(SCRYPT_BOUNDS.maxMemoryBytes).toBe(64 * 1024 * 1024);
+  });
+
+  it.each([
+    ['N far above the bound', 'scrypt$1048576$8$1'],
+    ['N above the bound', 'scrypt$131072$8$1'],
+    ['N not a power of two', 'scrypt$32769$8$1'],
+    ['N below the bound', 'scrypt$16$8$1'],
+    ['r too large', 'scrypt$32768$64$1'],
+    ['memory above 64 MiB', 'scrypt$65536$16$1'],
+    ['p too large', 'scrypt$32768$8$16'],
+    ['zero r', 'scrypt$32768$0$1'],
+    ['a number too long to parse', `scrypt$${'9'.repeat(40)}$8$1`],
+    ['another KDF', 'argon2id$1$2$3'],
+  ])('when a row asks for %s, then open answers an integrity error (500) without running scrypt', async (_name, kdf) => {
+    const counting = countingScrypt();
+    const crypto = new NoteCrypto({ masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), kdf: TEST_KDF, scrypt: counting.scrypt });
+    const uuid = crypto.newUuid();
+    const sealed = await crypto.seal(uuid, { ...secrets, passcode: 'pw' });
+    expect(counting.state.calls).toBe(1);
+    const error = await crypto.open(uuid, 'pw', { ...sealed, kdf }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(NoteIntegrityError);
+    expect((error as NoteIntegrityError).statusCode).toBe(500);
+    // What the error handler logs is the cause: the parameters, never the uuid or its lookup.
+    const logged = String(((error as NoteIntegrityError).cause as Error).message);
+    expect(logged).not.toContain(uuid);
+    expect(logged).not.toContain(sealed.lookup);
+    expect(counting.state.calls).toBe(1);
+  });
+
+  it('when a row carries a salt of another length, then open refuses it before scrypt', async () => {
+    const counting = countingScrypt();
+    const crypto = new NoteCrypto({ masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), kdf: TEST_KDF, scrypt: counting.scrypt });
+    const uuid = crypto.newUuid();
+    const sealed = await crypto.seal(uuid, { ...secrets, passcode: 'pw' });
+    await expect(crypto.open(uuid, 'pw', { ...sealed, salt: randomBytes(1024 * 1024) })).rejects.toBeInstanceOf(NoteIntegrityError);
+    expect(counting.state.calls).toBe(1);
+  });
+
+  it('when the service is configured with a cost outside the bounds, then construction refuses it', () => {
+    expect(() => new NoteCrypto({ masterKeys: KeyRing.generate(), lookupKey: randomBytes(32), kdf: { N: 2 ** 20, r: 8, p: 1 } })).toThrow(/out of bounds/);
+  });
+});
+
+describe('NoteCrypto: concurrent scrypt work is capped', () => {
+  it('when nothing overrides the cap, then it is 2 running and 32 waiting', () => {
+    expect(DEFAULT_SCRYPT_LIMIT).toEqual({ maxConcurrent: 2, maxQueued: 32 });
+  });
+
+  it('when 12 passcode checks arrive at once, then at most 2 derivations run at a time and all 12 are answered', async () => {
+    const counting = countingScrypt();
+    const crypto = new NoteCrypto({
+      masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), kdf: TEST_KDF, scrypt: counting.scrypt,
+      scryptLimit: new ScryptLimit({ maxConcurrent: 2, maxQueued: 20 }),
+    });
+    const uuid = crypto.newUuid();
+    const sealed = await crypto.seal(uuid, { ...secrets, passcode: 'right' });
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => crypto.open(uuid, i === 5 ? 'right' : `wrong ${i}`, sealed)));
+    expect(results.filter((r) => r.outcome === 'opened')).toHaveLength(1);
+    expect(results.filter((r) => r.outcome === 'wrong_passcode')).toHaveLength(11);
+    expect(counting.state.calls).toBe(13);
+    expect(counting.state.peak).toBe(2);
+  });
+
+  it('when the running and waiting places are all taken, then one more check is refused at once with 503 and a later one runs', async () => {
+    const counting = countingScrypt({ hold: true });
+    const limit = new ScryptLimit({ maxConcurrent: 2, maxQueued: 3 });
+    const crypto = new NoteCrypto({ masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), kdf: TEST_KDF, scrypt: counting.scrypt, scryptLimit: limit });
+    const uuid = crypto.newUuid();
+    const sealedPromise = crypto.seal(uuid, { ...secrets, passcode: 'pw' });
+    await until(() => counting.state.held.length === 1);
+    counting.releaseAll();
+    const sealed = await sealedPromise;
+    const admitted = Array.from({ length: 5 }, () => crypto.open(uuid, 'wrong', sealed));
+    await until(() => counting.state.held.length === 2);
+    expect({ running: limit.running, queued: limit.queued }).toEqual({ running: 2, queued: 3 });
+    const refused = await crypto.open(uuid, 'pw', sealed).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ServiceUnavailableError);
+    expect((refused as ServiceUnavailableError).headers).toMatchObject({ 'Retry-After': '1' });
+    expect(counting.state.calls).toBe(3); // the seal and the two running checks; the refused one never started
+    let released = 0;
+    while (released < 5) {
+      await until(() => counting.state.held.length > 0);
+      released += counting.state.held.length;
+      counting.releaseAll();
+    }
+    await expect(Promise.all(admitted)).resolves.toHaveLength(5);
+    expect(counting.state.peak).toBe(2);
+    const later = crypto.open(uuid, 'pw', sealed);
+    await until(() => counting.state.held.length === 1);
+    counting.releaseAll();
+    await expect(later).resolves.toMatchObject({ outcome: 'opened' });
+  });
+
+  it('when every scrypt place is held by passcode checks, then notes without a passcode still open at once', async () => {
+    const counting = countingScrypt({ hold: true });
+    const crypto = new NoteCrypto({
+      masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), kdf: TEST_KDF, scrypt: counting.scrypt,
+      scryptLimit: new ScryptLimit({ maxConcurrent: 1, maxQueued: 0 }),
+    });
+    const plainUuid = crypto.newUuid();
+    const plain = await crypto.seal(plainUuid, secrets);
+    const guarded = crypto.seal(crypto.newUuid(), { ...secrets, passcode: 'pw' });
+    await until(() => counting.state.held.length === 1);
+    await expect(crypto.open(plainUuid, null, plain)).resolves.toMatchObject({ outcome: 'opened', note: { content: 'the secret' } });
+    await expect(crypto.seal(crypto.newUuid(), { ...secrets, passcode: 'other' })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    counting.releaseAll();
+    await expect(guarded).resolves.toMatchObject({ kdf: 'scrypt$1024$8$1' });
   });
 });
 

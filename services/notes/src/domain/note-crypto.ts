@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import { InternalError, aeadOpen, aeadSeal, type KeyRing } from '@vanish/common';
+import { ScryptLimit } from './scrypt-limit';
 
 /**
  * Cost of the passcode KDF. Production uses PRODUCTION_SCRYPT_PARAMS (asserted by a unit test so
@@ -14,6 +15,14 @@ export interface ScryptParams {
 
 /** scrypt N=2^15, r=8, p=1: 32 MiB and roughly 50-100 ms per derivation on a server core. */
 export const PRODUCTION_SCRYPT_PARAMS: Readonly<ScryptParams> = Object.freeze({ N: 2 ** 15, r: 8, p: 1 });
+
+/**
+ * What a stored `kdf` may ask of the CPU and memory (a row is data, not trusted code): N a power
+ * of two from 2^10 (the tests' cost) to 2^16, r 1-16, p 1-4, and at most 64 MiB (128·N·r bytes),
+ * twice the production cost so that it can be raised once without a code change. A row asking for
+ * more is refused before scrypt runs, as a tampered row (500, nothing counted).
+ */
+export const SCRYPT_BOUNDS = Object.freeze({ minLogN: 10, maxLogN: 16, maxR: 16, maxP: 4, maxMemoryBytes: 64 * 1024 * 1024 });
 
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
@@ -68,10 +77,16 @@ export class NoteIntegrityError extends InternalError {
   }
 }
 
+/** The passcode KDF itself: node's scrypt unless a test counts or slows it. */
+export type ScryptFunction = (passcode: string, salt: Buffer, params: ScryptParams, keyLength: number) => Promise<Buffer>;
+
 export interface NoteCryptoOptions {
   masterKeys: KeyRing;
   lookupKey: Buffer;
   kdf?: ScryptParams;
+  /** Caps concurrent scrypt work of this process; DEFAULT_SCRYPT_LIMIT when not given. */
+  scryptLimit?: ScryptLimit;
+  scrypt?: ScryptFunction;
 }
 
 /**
@@ -84,12 +99,19 @@ export class NoteCrypto {
   private readonly masterKeys: KeyRing;
   private readonly lookupKey: Buffer;
   private readonly kdf: ScryptParams;
+  private readonly scryptLimit: ScryptLimit;
+  private readonly scrypt: ScryptFunction;
 
   constructor(options: NoteCryptoOptions) {
     if (options.lookupKey.length < 32) throw new Error('the lookup key must be at least 32 bytes');
+    const kdf = options.kdf ?? PRODUCTION_SCRYPT_PARAMS;
+    const outOfBounds = scryptParamsProblem(kdf);
+    if (outOfBounds) throw new Error(`scrypt parameters out of bounds: ${outOfBounds}`);
     this.masterKeys = options.masterKeys;
     this.lookupKey = options.lookupKey;
-    this.kdf = options.kdf ?? PRODUCTION_SCRYPT_PARAMS;
+    this.kdf = kdf;
+    this.scryptLimit = options.scryptLimit ?? new ScryptLimit();
+    this.scrypt = options.scrypt ?? nodeScrypt;
   }
 
   /** A random RFC 4122 version-4 uuid, lowercase (122 CSPRNG bits). */
@@ -158,6 +180,7 @@ export class NoteCrypto {
     if (!master) throw new NoteIntegrityError(`master key "${sealed.keyId}" is not in the key ring`);
     const hasPasscode = sealed.kdf !== null;
     if (hasPasscode && passcode === null) return { outcome: 'wrong_passcode' };
+    if (sealed.salt.length !== SALT_BYTES) throw new NoteIntegrityError('salt length', new Error(`the stored salt is ${sealed.salt.length} bytes, not ${SALT_BYTES}`));
     const key = await this.noteKey(master.material, uuid, sealed.salt, sealed.kdf, hasPasscode ? passcode : null);
     const aad = (field: SealedField) => associatedData(field, sealed.lookup, sealed.keyId);
     try {
@@ -199,7 +222,8 @@ export class NoteCrypto {
     const parts = [master, Buffer.from(uuid.toLowerCase(), 'utf8')];
     if (kdf !== null) {
       if (passcode === null) throw new Error('a passcode is required for this note');
-      parts.push(await scryptAsync(passcode, salt, parseKdf(kdf)));
+      const params = parseKdf(kdf);
+      parts.push(await this.scryptLimit.run(() => this.scrypt(passcode.normalize('NFC'), salt, params, KEY_BYTES)));
     }
     // Synchronous on purpose: one HKDF is a few microseconds, while the async form's trip through
     // the thread pool cost several times that in CPU per note (profiled under a create load).
@@ -215,17 +239,34 @@ export function formatKdf(params: ScryptParams): string {
   return `scrypt$${params.N}$${params.r}$${params.p}`;
 }
 
+/**
+ * The stored `scrypt$N$r$p`, checked against SCRYPT_BOUNDS: anything else is an integrity error,
+ * raised before any derivation runs. The message names the parameters, never the note.
+ */
 export function parseKdf(text: string): ScryptParams {
-  const match = /^scrypt\$(\d+)\$(\d+)\$(\d+)$/.exec(text);
-  if (!match) throw new NoteIntegrityError(`unknown passcode KDF "${text}"`);
-  return { N: Number(match[1]), r: Number(match[2]), p: Number(match[3]) };
+  const match = /^scrypt\$(\d{1,9})\$(\d{1,4})\$(\d{1,4})$/.exec(text);
+  if (!match) throw new NoteIntegrityError('passcode KDF', new Error(`unknown passcode KDF "${text.slice(0, 40)}"`));
+  const params = { N: Number(match[1]), r: Number(match[2]), p: Number(match[3]) };
+  const problem = scryptParamsProblem(params);
+  if (problem) throw new NoteIntegrityError('passcode KDF', new Error(`stored scrypt parameters refused (${problem}): ${text}`));
+  return params;
 }
 
-function scryptAsync(passcode: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+/** Why `params` are outside SCRYPT_BOUNDS, or null when they are inside. */
+export function scryptParamsProblem({ N, r, p }: ScryptParams): string | null {
+  const { minLogN, maxLogN, maxR, maxP, maxMemoryBytes } = SCRYPT_BOUNDS;
+  if (!Number.isInteger(N) || N < 2 ** minLogN || N > 2 ** maxLogN || (N & (N - 1)) !== 0) return `N must be a power of two from 2^${minLogN} to 2^${maxLogN}`;
+  if (!Number.isInteger(r) || r < 1 || r > maxR) return `r must be 1 to ${maxR}`;
+  if (!Number.isInteger(p) || p < 1 || p > maxP) return `p must be 1 to ${maxP}`;
+  if (128 * N * r > maxMemoryBytes) return `128·N·r must be at most ${maxMemoryBytes} bytes`;
+  return null;
+}
+
+function nodeScrypt(passcode: string, salt: Buffer, params: ScryptParams, keyLength: number): Promise<Buffer> {
   // Memory need is 128 * N * r bytes; allow twice that so Node's default 32 MiB cap is not hit.
   const maxmem = 256 * params.N * params.r + 1024 * 1024;
   return new Promise((resolve, reject) => {
-    scrypt(passcode.normalize('NFC'), salt, KEY_BYTES, { N: params.N, r: params.r, p: params.p, maxmem }, (err, key) => {
+    scrypt(passcode, salt, keyLength, { N: params.N, r: params.r, p: params.p, maxmem }, (err, key) => {
       if (err) reject(err);
       else resolve(key);
     });

@@ -140,8 +140,67 @@ describe('NoteService', () => {
     const outboxBefore = store.outbox.length;
     await expect(service.reveal(uuid, 'pw')).rejects.toBeInstanceOf(NoteIntegrityError);
     await expect(service.metadata(uuid)).resolves.toMatchObject({ currentViews: 0 });
-    expect(row.failedAttempts).toBe(0);
+    // The reservation the check took is given back: nothing stays counted.
+    expect(store.notes.get(row.lookup)).toMatchObject({ failedAttempts: 0, attemptsInFlight: 0 });
     expect(store.outbox.length).toBe(outboxBefore);
+  });
+
+  it('when reserved checks never settled (their replica died), then after the reservation time they count as failed, and five lock the note out', async () => {
+    const { service, store, clock, noteEvents } = setup();
+    const { uuid } = await service.create(input({ passcode: 'right', maxViews: 2 }));
+    const lookup = [...store.notes.values()][0]!.lookup;
+    // Two checks reserved and never settled, then three counted failures.
+    await store.reserveAttempt(lookup, clock.now(), 5, new Date(clock.now().getTime() + 60_000));
+    await store.reserveAttempt(lookup, clock.now(), 5, new Date(clock.now().getTime() + 60_000));
+    for (let i = 1; i <= 3; i += 1) await expect(service.reveal(uuid, `wrong${i}`)).resolves.toMatchObject({ outcome: 'wrong_passcode', lockedOut: false });
+    await expect(service.reveal(uuid, 'right')).resolves.toEqual({ outcome: 'attempts_busy' });
+    clock.advance(60_000);
+    // The two dead checks are counted: with the three wrong ones that is five.
+    await expect(service.reveal(uuid, 'right')).resolves.toEqual({ outcome: 'not_found' });
+    expect(store.notes.size).toBe(0);
+    const names = noteEvents().map((e) => e.routingKey);
+    expect(names.filter((n) => n === 'note.failed_access')).toHaveLength(5);
+    expect(noteEvents().at(-1)!.body.data).toMatchObject({ reason: 'lockout' });
+  });
+
+  it('when one reserved check never settled beside four wrong ones, then just after the reservation time it is the fifth failure and no further guess is checked', async () => {
+    const { service, store, clock } = setup();
+    const { uuid } = await service.create(input({ passcode: 'right', maxViews: 2 }));
+    const lookup = [...store.notes.values()][0]!.lookup;
+    await store.reserveAttempt(lookup, clock.now(), 5, new Date(clock.now().getTime() + 60_000));
+    for (let i = 1; i <= 4; i += 1) await service.reveal(uuid, `wrong${i}`).catch(() => undefined);
+    expect(store.notes.get(lookup)).toMatchObject({ failedAttempts: 4, attemptsInFlight: 1 });
+    await expect(service.reveal(uuid, 'right')).resolves.toEqual({ outcome: 'attempts_busy' });
+    clock.advance(60_001);
+    // Counting the dead check makes five: locked out before this guess is checked.
+    await expect(service.reveal(uuid, 'right')).resolves.toEqual({ outcome: 'not_found' });
+    expect(store.notes.size).toBe(0);
+  });
+
+  it('when the right passcode follows four wrong ones, then it reveals and its reserved attempt is given back in the claim', async () => {
+    const { service, store } = setup();
+    const { uuid } = await service.create(input({ passcode: 'right', maxViews: 2 }));
+    for (let i = 1; i <= 4; i += 1) await service.reveal(uuid, `wrong${i}`);
+    await expect(service.reveal(uuid, 'right')).resolves.toMatchObject({ outcome: 'revealed', currentViews: 1, destroyed: false });
+    expect([...store.notes.values()][0]).toMatchObject({ failedAttempts: 4, attemptsInFlight: 0, currentViews: 1 });
+    await expect(service.reveal(uuid, 'wrong5')).resolves.toEqual({ outcome: 'wrong_passcode', attemptsLeft: 0, lockedOut: true });
+  });
+
+  it('when every try left is reserved by checks under way, then a further guess is neither checked nor counted (attempts_busy)', async () => {
+    const { service, store, clock } = setup();
+    const { uuid } = await service.create(input({ passcode: 'right', maxViews: 2 }));
+    const row = [...store.notes.values()][0]!;
+    row.failedAttempts = 3;
+    row.attemptsInFlight = 2;
+    row.attemptsReservedUntil = new Date(clock.now().getTime() + 10_000);
+    const outboxBefore = store.outbox.length;
+    await expect(service.reveal(uuid, 'right')).resolves.toEqual({ outcome: 'attempts_busy' });
+    await expect(service.reveal(uuid, 'wrong')).resolves.toEqual({ outcome: 'attempts_busy' });
+    expect(store.notes.get(row.lookup)).toMatchObject({ failedAttempts: 3, attemptsInFlight: 2 });
+    expect(store.outbox.length).toBe(outboxBefore);
+    // The two checks under way settle (here: one is given back); a try is free again.
+    store.notes.get(row.lookup)!.attemptsInFlight = 1;
+    await expect(service.reveal(uuid, 'right')).resolves.toMatchObject({ outcome: 'revealed' });
   });
 
   it('when send_link_email and notification_email are set, then sealed mail commands go through the outbox with the link and views left', async () => {

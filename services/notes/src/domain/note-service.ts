@@ -1,7 +1,7 @@
 import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealing, type OutgoingMessage } from '@vanish/common';
 import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
-import type { NoteCrypto, SealedNote } from './note-crypto';
+import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
 import type { NoteRecord, NoteStore } from './ports';
 
@@ -10,6 +10,13 @@ export const TIME_NOTE_MAX_VIEWS = 100;
 /** DECISIONS 3: the fifth wrong passcode destroys the note. */
 export const MAX_FAILED_ATTEMPTS = 5;
 export const DEFAULT_RETENTION_HOURS = 720;
+/**
+ * How long a reserved passcode check may take before it is presumed dead (its replica crashed
+ * between reserving and settling) and counted as failed. A live check takes well under a
+ * second, a few seconds with a full scrypt queue or a slow database; its store calls give up
+ * after seconds.
+ */
+export const ATTEMPT_RESERVATION_MS = 60_000;
 
 const HOUR_MS = 3_600_000;
 
@@ -75,6 +82,8 @@ export class NoteService implements NotesApi {
       maxViews,
       currentViews: 0,
       failedAttempts: 0,
+      attemptsInFlight: 0,
+      attemptsReservedUntil: new Date(0),
       createdAt: now,
       expiresAt,
     };
@@ -122,16 +131,31 @@ export class NoteService implements NotesApi {
       return { outcome: 'key_required' };
     }
     const given = passcode === '' ? null : passcode;
-    // Decrypt first: a tampered row throws here, before anything is counted.
-    const opened = await this.crypto.open(uuid, given, sealedOf(note));
-    if (opened.outcome === 'wrong_passcode') {
-      // No passcode offered for a protected note is a request for the form, not an attempt.
-      if (given === null) return { outcome: 'wrong_passcode', attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - note.failedAttempts), lockedOut: false };
-      return this.countFailure(lookup);
+    // No passcode offered for a protected note is a request for the form, not an attempt.
+    if (note.hasPasscode && given === null) return { outcome: 'wrong_passcode', attemptsLeft: attemptsLeft(note), lockedOut: false };
+    if (!note.hasPasscode) {
+      // Decrypt first: a tampered row throws here, before anything is counted.
+      const opened = await this.crypto.open(uuid, null, sealedOf(note));
+      if (opened.outcome !== 'opened') throw new Error('a note without passcode asked for one');
+      return this.claimView(lookup, opened.note, false, clientEncrypted);
     }
-    const claimed = await this.claimView(lookup, opened.note.notificationEmail);
-    if (!claimed) return { outcome: 'not_found' };
-    return { outcome: 'revealed', content: opened.note.content, clientEncrypted, ...claimed };
+    // DECISIONS 3: the attempt is reserved (committed, so every replica sees it) before the
+    // passcode is checked, so that no more than five guesses are ever checked, however many
+    // arrive at once; a right passcode gets its reservation back in the claim transaction.
+    const reserved = await this.reserveAttempt(lookup);
+    if (reserved !== 'reserved') return { outcome: reserved };
+    let opened: Awaited<ReturnType<NoteCrypto['open']>>;
+    try {
+      opened = await this.crypto.open(uuid, given, sealedOf(note));
+    } catch (err) {
+      // Not checked (a tampered row, a full scrypt queue): no lock-out count (DECISIONS 3).
+      await this.store.transaction((tx) => tx.refundAttempt(lookup)).catch((refundErr: unknown) => {
+        this.logger.warn('a reserved passcode attempt could not be given back; it stays counted', { err: (refundErr as Error).message });
+      });
+      throw err;
+    }
+    if (opened.outcome === 'wrong_passcode') return this.countFailure(lookup);
+    return this.claimView(lookup, opened.note, true, clientEncrypted);
   }
 
   async takedown(uuid: string): Promise<boolean> {
@@ -151,9 +175,49 @@ export class NoteService implements NotesApi {
     return true;
   }
 
-  private async claimView(lookup: string, notificationEmail: string | null) {
+  /**
+   * Reserves one passcode check (DECISIONS 3). When refused while the note lives, reservations
+   * whose checks died (past ATTEMPT_RESERVATION_MS) are counted as failed, which may lock the note
+   * out, and the reservation is tried once more.
+   */
+  private async reserveAttempt(lookup: string): Promise<'reserved' | 'attempts_busy' | 'not_found'> {
+    const reserve = () => {
+      const now = this.clock.now();
+      return this.store.reserveAttempt(lookup, now, MAX_FAILED_ATTEMPTS, new Date(now.getTime() + ATTEMPT_RESERVATION_MS));
+    };
+    if (await reserve()) return 'reserved';
     const now = this.clock.now();
+    const current = await this.store.findActive(lookup, now);
+    if (!current) return 'not_found';
+    if (current.attemptsInFlight === 0 || current.attemptsReservedUntil.getTime() > now.getTime()) return 'attempts_busy';
     const result = await this.store.transaction(async (tx) => {
+      const state = await tx.lock(lookup);
+      if (!state || state.expiresAt.getTime() <= now.getTime()) return { gone: true, messages: [] };
+      if (state.attemptsInFlight === 0 || state.attemptsReservedUntil.getTime() > now.getTime()) return { gone: false, messages: [] };
+      await tx.countAbandonedAttempts(lookup, state.attemptsInFlight);
+      const messages = Array.from({ length: state.attemptsInFlight }, () => noteEventMessage('note.failed_access', { note_id: state.noteRef }, now));
+      const lockedOut = state.failedAttempts + state.attemptsInFlight >= MAX_FAILED_ATTEMPTS;
+      if (lockedOut) {
+        await tx.delete(lookup);
+        messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
+      }
+      await tx.enqueue(messages);
+      return { gone: lockedOut, messages };
+    });
+    if (result.messages.length > 0) {
+      this.logger.warn('passcode checks that never settled were counted as failed attempts', { count: result.messages.filter((m) => m.routingKey === 'note.failed_access').length });
+      notifyObserver(this.events, result.messages);
+    }
+    if (result.gone) return 'not_found';
+    return (await reserve()) ? 'reserved' : 'attempts_busy';
+  }
+
+  /** Claims one view and, with `refund`, gives the passcode check's reservation back in the same transaction. */
+  private async claimView(lookup: string, opened: OpenedNote, refund: boolean, clientEncrypted: boolean): Promise<RevealResult> {
+    const now = this.clock.now();
+    const notificationEmail = opened.notificationEmail;
+    const result = await this.store.transaction(async (tx) => {
+      if (refund) await tx.refundAttempt(lookup);
       if (!(await tx.claimView(lookup, now))) return null;
       const state = await tx.lock(lookup);
       if (!state) throw new Error('a claimed note vanished inside its transaction');
@@ -174,9 +238,9 @@ export class NoteService implements NotesApi {
       await tx.enqueue(messages);
       return { messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };
     });
-    if (!result) return null;
+    if (!result) return { outcome: 'not_found' };
     notifyObserver(this.events, result.messages);
-    return { currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed };
+    return { outcome: 'revealed', content: opened.content, clientEncrypted, currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed };
   }
 
   private async countFailure(lookup: string): Promise<RevealResult> {
@@ -192,13 +256,18 @@ export class NoteService implements NotesApi {
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
       }
       await tx.enqueue(messages);
-      return { messages, lockedOut, attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - state.failedAttempts) };
+      return { messages, lockedOut, attemptsLeft: attemptsLeft(state) };
     });
     if (!result) return { outcome: 'not_found' };
     if (result.lockedOut) this.logger.info('note destroyed after repeated wrong passcodes');
     notifyObserver(this.events, result.messages);
     return { outcome: 'wrong_passcode', attemptsLeft: result.attemptsLeft, lockedOut: result.lockedOut };
   }
+}
+
+/** Tries left for the next guess: neither counted failures nor checks under way can be used again. */
+function attemptsLeft(state: { failedAttempts: number; attemptsInFlight: number }): number {
+  return Math.max(0, MAX_FAILED_ATTEMPTS - state.failedAttempts - state.attemptsInFlight);
 }
 
 function sealedOf(note: NoteRecord): SealedNote {

@@ -46,6 +46,8 @@ export type RevealResult =
   /** DECISIONS 13: a note sealed by its writer, asked for without the proof of the fragment key: nothing consumed. */
   | { outcome: 'key_required' }
   | { outcome: 'wrong_passcode'; attemptsLeft: number; lockedOut: boolean }
+  /** Every attempt left is being checked right now; this guess was not checked nor counted. */
+  | { outcome: 'attempts_busy' }
   | { outcome: 'not_found' };
 
 export interface NotesApi {

@@ -18,7 +18,12 @@ export interface NoteRecord {
   expiryType: ExpiryType;
   maxViews: number;
   currentViews: number;
+  /** Wrong passcodes checked and counted. */
   failedAttempts: number;
+  /** Passcode checks reserved and not yet settled (see NoteStore.reserveAttempt). */
+  attemptsInFlight: number;
+  /** When the latest reservation's check is presumed dead; epoch 0 when none was ever made. */
+  attemptsReservedUntil: Date;
   createdAt: Date;
   /** Time expiry for `time`/`both`, the retention deadline for `view`. */
   expiresAt: Date;
@@ -31,6 +36,8 @@ export interface NoteState {
   maxViews: number;
   currentViews: number;
   failedAttempts: number;
+  attemptsInFlight: number;
+  attemptsReservedUntil: Date;
   expiresAt: Date;
 }
 
@@ -48,8 +55,15 @@ export interface NoteTransaction {
   insert(note: NoteRecord): Promise<void>;
   /** current_views + 1 when the note exists, is unexpired at `now` and current_views < max_views. */
   claimView(lookup: string, now: Date): Promise<boolean>;
-  /** failed_attempts + 1 when the note exists and is unexpired at `now`. */
+  /**
+   * Settles a reserved attempt as wrong: failed_attempts + 1 and attempts_in_flight - 1, when the
+   * note exists and is unexpired at `now`.
+   */
   countFailedAttempt(lookup: string, now: Date): Promise<boolean>;
+  /** Gives a reserved attempt back (the passcode was right, or it could not be checked). */
+  refundAttempt(lookup: string): Promise<void>;
+  /** Counts `count` reservations whose checks died as failed: failed_attempts + count, attempts_in_flight - count. */
+  countAbandonedAttempts(lookup: string, count: number): Promise<void>;
   /** Locks the row for the rest of the transaction and reads its counters (null when gone). */
   lock(lookup: string): Promise<NoteState | null>;
   /** Erases the row (ciphertext, sealed e-mail and all); false when it was already gone. */
@@ -68,6 +82,14 @@ export interface NoteStore {
    * `transaction` so that a store may commit concurrent creations together (group commit).
    */
   insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void>;
+  /**
+   * Reserves one passcode check before it runs, committed at once, so that replicas see it:
+   * attempts_in_flight + 1 and attempts_reserved_until = `until` when the note exists, is
+   * unexpired at `now` and failed_attempts + attempts_in_flight < `limit`. False when refused
+   * (gone, or every attempt counted or under way). The reservation is settled in a transaction by
+   * countFailedAttempt, refundAttempt or, once `until` has passed, countAbandonedAttempts.
+   */
+  reserveAttempt(lookup: string, now: Date, limit: number, until: Date): Promise<boolean>;
   /** Runs `work` in one transaction; a throw rolls everything back. */
   transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T>;
   /** True when the database answers. */

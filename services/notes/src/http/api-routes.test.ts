@@ -111,11 +111,24 @@ describe('API routes', () => {
     expect((await call('GET', '/api/openapi.json')).status).toBe(200);
   });
 
-  it('when an operation does not finish by the deadline, then 503 instead of a hang', async () => {
-    notes.create = () => new Promise(() => undefined);
-    const { status, json } = await call('POST', '/api/create.php', { content: 'x' });
+  it('when a metadata read does not finish by the deadline, then 503 instead of a hang', async () => {
+    notes.metadata = () => new Promise(() => undefined);
+    const { status, json } = await call('GET', `/api/view/${UUID}.php`);
     expect(status).toBe(503);
     expect(json.code).toBe('SERVICE_UNAVAILABLE');
+  });
+
+  it('when a creation takes longer than the deadline, then it is answered with what the store says, not 503 (its COMMIT may be under way)', async () => {
+    notes.create = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return {
+        uuid: UUID, url: `http://localhost:8080/${UUID}`, expiryType: 'view', expiresAt: new Date('2026-02-01T00:00:00Z'),
+        maxViews: 1, hasPasscode: false, createdAt: new Date('2026-01-01T00:00:00Z'),
+      };
+    };
+    const { status, json } = await call('POST', '/api/create.php', { content: 'x' });
+    expect(status).toBe(200);
+    expect(json.uuid).toBe(UUID);
   });
 
   it('when a validation error happens, then it is not logged as an error (client mistakes are not incidents)', async () => {

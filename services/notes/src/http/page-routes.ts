@@ -98,6 +98,14 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
         send(res, 400, notePage(meta, deps.formTokens.issue('reveal', uuid), `Wrong passcode. Nothing was shown. ${tries} left before the note is destroyed.`));
         return;
       }
+      case 'attempts_busy': {
+        // Every try left is being checked by other requests right now (DECISIONS 3): this one was
+        // neither checked nor counted.
+        const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
+        res.setHeader('Retry-After', '2');
+        send(res, 429, notePage(meta, deps.formTokens.issue('reveal', uuid), 'Other passcode attempts on this note are being checked right now. Nothing was shown and this try was not counted. Try again in a moment.'));
+        return;
+      }
       default:
         throw new PageNotFound();
     }

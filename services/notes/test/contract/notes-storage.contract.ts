@@ -5,7 +5,7 @@ import { KeyRing, ManualClock, NoteNotFoundError, aeadOpen, type MailCommand } f
 import { configureKnex } from '../../src/adapters/db/configure-knex';
 import { MIGRATION_NAMES, migrateToLatest, rollbackAll } from '../../src/adapters/db/migrate';
 import { NoteIntegrityError, associatedData } from '../../src/domain/note-crypto';
-import { buildNotes, newKeys, noteInput, outboxEvents } from '../support/notes-harness';
+import { PasscodeChecks, buildNotes, newKeys, noteInput, outboxEvents } from '../support/notes-harness';
 
 const HOUR = 3_600_000;
 
@@ -199,6 +199,65 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
       await expect(service.reveal(uuid, 'pässcode ✓')).resolves.toMatchObject({ outcome: 'revealed', content: 'hello', currentViews: 1 });
     });
 
+    it('when 50 wrong passcodes and the right one arrive at once through two replicas, then at most five are checked, the note ends, and the right one after that gets nothing', async () => {
+      // A second replica: its own knex pool and stores on the same database, sharing nothing in memory.
+      const otherKnex = configureKnex(database.url);
+      try {
+        const keys = newKeys();
+        const checks = new PasscodeChecks();
+        const replicas = [buildNotes(knex, keys, undefined, checks), buildNotes(otherKnex, keys, undefined, checks)];
+        const { uuid } = await replicas[0]!.service.create(noteInput({ passcode: 'the right one', maxViews: 1, content: 'guarded' }));
+        const guesses = Array.from({ length: 51 }, (_, i) => (i === 25 ? 'the right one' : `wrong guess ${i}`));
+        const results = await Promise.all(guesses.map((guess, i) => replicas[i % 2]!.service.reveal(uuid, guess)));
+
+        expect(checks.count).toBeLessThanOrEqual(5);
+        expect(checks.count).toBeGreaterThanOrEqual(1);
+        const revealed = results.filter((r) => r.outcome === 'revealed');
+        const wrong = results.filter((r) => r.outcome === 'wrong_passcode');
+        expect(revealed.length + wrong.length).toBe(checks.count);
+        for (const result of results) expect(['revealed', 'wrong_passcode', 'attempts_busy', 'not_found']).toContain(result.outcome);
+        // Ended either way: five wrong ones locked it out, or the right one was checked and read its only view.
+        expect(await rawNote(replicas[0]!.crypto.lookup(uuid))).toBeUndefined();
+        await expect(replicas[1]!.service.reveal(uuid, 'the right one')).resolves.toEqual({ outcome: 'not_found' });
+        const events = await outboxEvents(knex);
+        expect(events.filter((e) => e.routingKey === 'note.failed_access')).toHaveLength(wrong.length);
+        const ends = events.filter((e) => e.routingKey === 'note.destroyed');
+        expect(ends).toHaveLength(1);
+        expect(ends[0]!.body.data.reason).toBe(revealed.length === 1 ? 'views' : 'lockout');
+        if (revealed.length === 0) expect(wrong).toHaveLength(5);
+      } finally {
+        await otherKnex.destroy();
+      }
+    }, 60_000);
+
+    it('when reserved passcode checks never settle (their replica died), then once their reservation time passes they count as failed and lock the note out', async () => {
+      const { service, store, crypto, clock } = buildNotes(knex);
+      const { uuid } = await service.create(noteInput({ passcode: 'open sesame', maxViews: 2 }));
+      const lookup = crypto.lookup(uuid);
+      const until = new Date(clock.now().getTime() + 60_000);
+      await expect(store.reserveAttempt(lookup, clock.now(), 5, until)).resolves.toBe(true);
+      await expect(store.reserveAttempt(lookup, clock.now(), 5, until)).resolves.toBe(true);
+      for (let i = 1; i <= 3; i += 1) await expect(service.reveal(uuid, `nope ${i}`)).resolves.toMatchObject({ outcome: 'wrong_passcode' });
+      expect(await rawNote(lookup)).toMatchObject({ failed_attempts: 3, attempts_in_flight: 2 });
+      await expect(store.reserveAttempt(lookup, clock.now(), 5, until)).resolves.toBe(false);
+      await expect(service.reveal(uuid, 'open sesame')).resolves.toEqual({ outcome: 'attempts_busy' });
+      (clock as ManualClock).advance(60_000);
+      await expect(service.reveal(uuid, 'open sesame')).resolves.toEqual({ outcome: 'not_found' });
+      expect(await rawNote(lookup)).toBeUndefined();
+      const events = await outboxEvents(knex);
+      expect(events.map((e) => e.routingKey)).toEqual(['note.created', ...Array(5).fill('note.failed_access'), 'note.destroyed']);
+      expect(events.at(-1)!.body.data).toMatchObject({ reason: 'lockout', was_read: false });
+    });
+
+    it('when the right passcode comes after four wrong ones, then it reveals, and its reserved attempt is given back in the view claim', async () => {
+      const { service, crypto } = buildNotes(knex);
+      const { uuid } = await service.create(noteInput({ passcode: 'open sesame', maxViews: 2 }));
+      for (let i = 1; i <= 4; i += 1) await service.reveal(uuid, `nope ${i}`);
+      await expect(service.reveal(uuid, 'open sesame')).resolves.toMatchObject({ outcome: 'revealed', currentViews: 1, destroyed: false });
+      expect(await rawNote(crypto.lookup(uuid))).toMatchObject({ failed_attempts: 4, attempts_in_flight: 0, current_views: 1 });
+      await expect(service.reveal(uuid, 'nope 5')).resolves.toEqual({ outcome: 'wrong_passcode', attemptsLeft: 0, lockedOut: true });
+    });
+
     it('when a note is taken down, then its row is gone and note.destroyed says takedown', async () => {
       const { service, crypto } = buildNotes(knex);
       const { uuid } = await service.create(noteInput({ maxViews: 3 }));
@@ -257,7 +316,7 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
         await tx.enqueue([{ id: 'evt-2', routingKey: 'note.created', body: '{}' }]);
         await tx.insert({
           lookup, noteRef: 'x'.repeat(32), keyId: 'k1', salt: row.salt, kdf: null, checkBox: row.check_box, contentBox: row.content_box,
-          emailBox: null, hasPasscode: false, expiryType: 'view', maxViews: 1, currentViews: 0, failedAttempts: 0,
+          emailBox: null, hasPasscode: false, expiryType: 'view', maxViews: 1, currentViews: 0, failedAttempts: 0, attemptsInFlight: 0, attemptsReservedUntil: new Date(0),
           createdAt: new Date(), expiresAt: new Date(Date.now() + HOUR),
         });
       }).then(() => 'committed', (err: unknown) => err);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ConsumerOpener, ConsumerSealer, KeyRing, MAIL_SEAL_PURPOSE, ManualClock, publicRingOf, silentLogger, type Clock } from '@vanish/common';
 import { ExpirySweeper } from '../../src/domain/expiry-sweeper';
-import { NoteCrypto, type ScryptParams } from '../../src/domain/note-crypto';
+import { NoteCrypto, type ScryptParams, type SealedNote } from '../../src/domain/note-crypto';
 import { NoteService } from '../../src/domain/note-service';
 import type { CreateNoteInput } from '../../src/domain/notes';
 import { KnexNoteStore } from '../../src/adapters/db/knex-note-store';
@@ -22,18 +22,35 @@ export function newKeys(): NotesKeys {
   return { masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), mailPrivateKeys: KeyRing.generate('m1') };
 }
 
+/** Counts passcode checks (scrypt and the check block) of every replica it is given to. */
+export class PasscodeChecks {
+  count = 0;
+}
+
+/** The real NoteCrypto, counting each check of an offered passcode against a protected note. */
+class CountingNoteCrypto extends NoteCrypto {
+  constructor(keys: NotesKeys, private readonly checks: PasscodeChecks) {
+    super({ masterKeys: keys.masterKeys, lookupKey: keys.lookupKey, kdf: TEST_KDF });
+  }
+
+  override open(uuid: string, passcode: string | null, sealed: SealedNote) {
+    if (passcode !== null && sealed.kdf !== null) this.checks.count += 1;
+    return super.open(uuid, passcode, sealed);
+  }
+}
+
 /** The real domain on real knex stores, wired the way compose.ts does it. */
-export function buildNotes(knex: Knex, keys: NotesKeys = newKeys(), clock: Clock = new ManualClock(new Date())) {
+export function buildNotes(knex: Knex, keys: NotesKeys = newKeys(), clock: Clock = new ManualClock(new Date()), checks = new PasscodeChecks()) {
   const store = new KnexNoteStore(knex, clock);
   const outbox = new KnexOutboxStore(knex, clock);
-  const crypto = new NoteCrypto({ masterKeys: keys.masterKeys, lookupKey: keys.lookupKey, kdf: TEST_KDF });
+  const crypto = new CountingNoteCrypto(keys, checks);
   const mailSealer = new ConsumerSealer(publicRingOf(keys.mailPrivateKeys), MAIL_SEAL_PURPOSE);
   const mailOpener = new ConsumerOpener(keys.mailPrivateKeys, MAIL_SEAL_PURPOSE);
   const service = new NoteService({
     store, crypto, mailSealer, clock, publicBaseUrl: 'http://localhost:8080', retentionHours: 720, logger: silentLogger,
   });
   const sweeper = () => new ExpirySweeper({ store, clock, intervalMs: 60_000, logger: silentLogger, batchSize: 3 });
-  return { store, outbox, crypto, mailSealer, mailOpener, service, sweeper, keys, clock };
+  return { store, outbox, crypto, mailSealer, mailOpener, service, sweeper, keys, clock, checks };
 }
 
 export const noteInput = (over: Partial<CreateNoteInput> = {}): CreateNoteInput => ({

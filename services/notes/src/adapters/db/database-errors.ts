@@ -36,7 +36,15 @@ export function isDeadlock(err: unknown): boolean {
   return code === 'ER_LOCK_DEADLOCK' || code === 'SQLITE_BUSY';
 }
 
+/** Default wait for the answer to a creation batch's COMMIT once it is sent (see KnexNoteStore.insertNew). */
+export const DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS = 5_000;
+
 export interface KnexStoreOptions {
   /** Bound on each operation (a whole transaction counts as one); default 3 s. 0 disables. */
   operationTimeoutMs?: number;
+  /**
+   * Creations only: how long to wait for the answer to a COMMIT already sent before asking the
+   * database what it kept; default 5 s.
+   */
+  commitOutcomeTimeoutMs?: number;
 }

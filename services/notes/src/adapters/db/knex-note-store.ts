@@ -1,7 +1,12 @@
 import type { Knex } from 'knex';
-import { AppError, GroupCommit, systemClock, type Clock, type ExpiryType, type OutgoingMessage } from '@vanish/common';
+import {
+  AppError, GroupCommit, InternalError, ServiceUnavailableError, systemClock, type Clock, type ExpiryType, type OutgoingMessage,
+} from '@vanish/common';
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
-import { DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions } from './database-errors';
+import { connectionIdOf, endConnection } from './commit-outcome';
+import {
+  DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions,
+} from './database-errors';
 
 interface NoteRow {
   lookup: string;
@@ -18,16 +23,36 @@ interface NoteRow {
   max_views: number;
   current_views: number;
   failed_attempts: number;
+  attempts_in_flight: number;
+  attempts_reserved_until: number | string;
   created_at: number | string;
   expires_at: number | string;
 }
 
-const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'expires_at'] as const;
+const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'expires_at'] as const;
 const TRANSACTION_ATTEMPTS = 3;
 
 interface NewNote {
   note: NoteRecord;
   messages: readonly OutgoingMessage[];
+  /**
+   * `waiting` until its batch sends COMMIT (`committing`), or until its caller's deadline passes
+   * first (`abandoned`: answered 503, so it must never commit). Both changes happen synchronously,
+   * so exactly one of them wins.
+   */
+  state: 'waiting' | 'committing' | 'abandoned';
+  /** Resolves when the state becomes `abandoned`. */
+  abandoned: Promise<void>;
+}
+
+/**
+ * A batch that held a creation whose caller had already been answered 503: rolled back instead of
+ * committed. The creations still wanted are retried alone (GROUP_COMMIT_OPTIONS).
+ */
+class AbandonedCreation extends ServiceUnavailableError {
+  constructor() {
+    super('Database did not answer in time');
+  }
 }
 
 interface ActiveLookup {
@@ -45,19 +70,19 @@ interface ActiveLookup {
 const READ_BATCH_OPTIONS = { maxItems: 100 };
 
 /**
- * Creations committed together: at most 64 notes (64 × 15 bound values stays under SQLite's
+ * Creations committed together: at most 64 notes (64 × 16 bound values stays under SQLite's
  * oldest limit of 999) and about 2 MiB of ciphertext and messages, which inline as hex in the
  * SQL well below MariaDB's default max_allowed_packet (16 MiB). A batch the database refuses (a
- * constraint) is retried note by note, so one bad note fails alone; a batch that met an
- * unreachable or silent database (503) is not, as a retry would only wait again and a timed-out
- * transaction may still have committed.
+ * constraint) is retried note by note, so one bad note fails alone, and so is a batch rolled back
+ * for a creation answered 503 meanwhile; a batch that met an unreachable or silent database (503)
+ * is not, as a retry would only wait again.
  */
 const GROUP_COMMIT_OPTIONS = {
   maxItems: 64,
   maxBytes: 2 * 1024 * 1024,
   sizeOf: ({ note, messages }: NewNote): number =>
     note.contentBox.length + note.checkBox.length + (note.emailBox?.length ?? 0) + messages.reduce((sum, m) => sum + m.body.length, 0),
-  retryEachAlone: (err: unknown): boolean => !(err instanceof AppError && err.statusCode === 503),
+  retryEachAlone: (err: unknown): boolean => err instanceof AbandonedCreation || !(err instanceof AppError && err.statusCode === 503),
 };
 
 /**
@@ -67,20 +92,113 @@ const GROUP_COMMIT_OPTIONS = {
  */
 export class KnexNoteStore implements NoteStore {
   private readonly timeoutMs: number;
+  private readonly commitOutcomeTimeoutMs: number;
   private readonly creations: GroupCommit<NewNote>;
   private readonly activeReads: GroupCommit<ActiveLookup, NoteRecord | null>;
 
   constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexStoreOptions = {}) {
     this.timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
-    this.creations = new GroupCommit((batch) => this.transaction(async (tx) => {
-      await tx.insertAll(batch.map((entry) => entry.note));
-      await tx.enqueue(batch.flatMap((entry) => entry.messages));
-    }), GROUP_COMMIT_OPTIONS);
+    this.commitOutcomeTimeoutMs = options.commitOutcomeTimeoutMs ?? DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS;
+    this.creations = new GroupCommit((batch) => this.commitCreations(batch), GROUP_COMMIT_OPTIONS);
     this.activeReads = new GroupCommit((batch) => this.findActiveBatch(batch), READ_BATCH_OPTIONS);
   }
 
+  /**
+   * Answers what the database kept (issue 19, item 11): a creation is answered 503 only while its
+   * COMMIT has not been sent, and then it never commits (its batch rolls back). Once the COMMIT is
+   * sent, the answer waits for its outcome, past the operation deadline; if that answer does not
+   * come, the database is asked what it kept (see commitCreations).
+   */
   insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void> {
-    return this.creations.add({ note, messages });
+    let abandon!: () => void;
+    const entry: NewNote = { note, messages, state: 'waiting', abandoned: new Promise((resolve) => { abandon = resolve; }) };
+    const stored = this.creations.add(entry);
+    if (!this.timeoutMs) return stored;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        if (entry.state !== 'waiting') return;
+        entry.state = 'abandoned';
+        abandon();
+        reject(new ServiceUnavailableError('Database did not answer in time'));
+      }, this.timeoutMs);
+    });
+    return Promise.race([stored, deadline]).finally(() => clearTimeout(timer));
+  }
+
+  /** One transaction for the batch's creations still wanted; see insertNew. */
+  private async commitCreations(batch: readonly NewNote[]): Promise<void> {
+    const entries = batch.filter((entry) => entry.state === 'waiting');
+    if (entries.length === 0) return;
+    for (let attempt = 1; ; attempt += 1) {
+      let connectionId: number | null = null;
+      let commitSent = false;
+      let outcomeTimer: NodeJS.Timeout | undefined;
+      let startOutcomeClock!: () => void;
+      const outcomeLate = new Promise<'late'>((resolve) => {
+        startOutcomeClock = () => { outcomeTimer = setTimeout(() => resolve('late'), this.commitOutcomeTimeoutMs); };
+      });
+      const transaction = this.knex.transaction(async (trx) => {
+        connectionId = await connectionIdOf(this.knex, trx);
+        const tx = new KnexNoteTransaction(trx, this.clock);
+        await tx.insertAll(entries.map((entry) => entry.note));
+        await tx.enqueue(entries.flatMap((entry) => entry.messages));
+        // Decided with no await before knex sends COMMIT, so no deadline can pass in between.
+        if (entries.some((entry) => entry.state === 'abandoned')) throw new AbandonedCreation();
+        for (const entry of entries) entry.state = 'committing';
+        commitSent = true;
+        startOutcomeClock();
+      });
+      // A transaction stuck before its COMMIT (a dead connection) must not hold up the creations
+      // after it: once every caller has been answered 503, the next batch goes (on another
+      // connection), and this one rolls back if it ever resumes.
+      const allAbandoned = Promise.all(entries.map((entry) => entry.abandoned)).then(() => 'abandoned' as const);
+      try {
+        const outcome = await Promise.race([transaction, outcomeLate, allAbandoned]);
+        if (outcome === 'abandoned') transaction.catch(() => undefined);
+        if (outcome !== 'late') return;
+      } catch (err) {
+        if (!commitSent) {
+          if (isDeadlock(err) && attempt < TRANSACTION_ATTEMPTS && !entries.some((entry) => entry.state === 'abandoned')) continue;
+          throw translateDatabaseError(err);
+        }
+        // The COMMIT was sent and then the connection failed: it may have committed.
+      } finally {
+        clearTimeout(outcomeTimer);
+      }
+      transaction.catch(() => undefined); // ended below, if it still runs
+      return this.settleUnconfirmedCommit(entries, connectionId);
+    }
+  }
+
+  /**
+   * A COMMIT was sent and its answer did not come: end its connection (MySQL), then look for the
+   * batch's notes. All there: committed, the callers get their notes. None there: rolled back
+   * for good, 503. The database cannot be asked either: 500, the outcome is unknown.
+   */
+  private async settleUnconfirmedCommit(entries: readonly NewNote[], connectionId: number | null): Promise<void> {
+    const lookups = entries.map((entry) => entry.note.lookup);
+    let found: string[];
+    try {
+      if (connectionId !== null) await withDatabase(() => endConnection(this.knex, connectionId!, this.timeoutMs || 5000), this.timeoutMs);
+      found = await withDatabase(() => this.knex('notes').whereIn('lookup', lookups).pluck('lookup'), this.timeoutMs);
+    } catch (err) {
+      throw new InternalError(new Error(`the outcome of a creation commit is unknown (${(err as Error).message})`));
+    }
+    if (found.length === lookups.length) return;
+    if (found.length === 0) throw new ServiceUnavailableError('Database did not confirm the commit; nothing was stored');
+    throw new InternalError(new Error('a creation commit kept part of its batch'));
+  }
+
+  reserveAttempt(lookup: string, now: Date, limit: number, until: Date): Promise<boolean> {
+    return withDatabase(async () => {
+      const updated = await this.knex('notes')
+        .where({ lookup })
+        .andWhere('expires_at', '>', now.getTime())
+        .andWhereRaw('?? + ?? < ?', ['failed_attempts', 'attempts_in_flight', limit])
+        .update({ attempts_in_flight: this.knex.raw('?? + 1', ['attempts_in_flight']), attempts_reserved_until: until.getTime() });
+      return Number(updated) === 1;
+    }, this.timeoutMs);
   }
 
   findActive(lookup: string, now: Date): Promise<NoteRecord | null> {
@@ -161,8 +279,22 @@ class KnexNoteTransaction implements NoteTransaction {
     const updated = await this.trx('notes')
       .where({ lookup })
       .andWhere('expires_at', '>', now.getTime())
-      .increment('failed_attempts', 1);
+      .update({
+        failed_attempts: this.trx.raw('?? + 1', ['failed_attempts']),
+        attempts_in_flight: this.trx.raw('case when ?? > 0 then ?? - 1 else 0 end', ['attempts_in_flight', 'attempts_in_flight']),
+      });
     return Number(updated) === 1;
+  }
+
+  async refundAttempt(lookup: string): Promise<void> {
+    await this.trx('notes').where({ lookup }).andWhere('attempts_in_flight', '>', 0).decrement('attempts_in_flight', 1);
+  }
+
+  async countAbandonedAttempts(lookup: string, count: number): Promise<void> {
+    await this.trx('notes').where({ lookup }).andWhere('attempts_in_flight', '>=', count).update({
+      failed_attempts: this.trx.raw('?? + ?', ['failed_attempts', count]),
+      attempts_in_flight: this.trx.raw('?? - ?', ['attempts_in_flight', count]),
+    });
   }
 
   async lock(lookup: string): Promise<NoteState | null> {
@@ -177,6 +309,8 @@ class KnexNoteTransaction implements NoteTransaction {
       maxViews: Number(row.max_views),
       currentViews: Number(row.current_views),
       failedAttempts: Number(row.failed_attempts),
+      attemptsInFlight: Number(row.attempts_in_flight),
+      attemptsReservedUntil: new Date(Number(row.attempts_reserved_until)),
       expiresAt: new Date(Number(row.expires_at)),
     };
   }
@@ -208,6 +342,8 @@ function toRow(note: NoteRecord): NoteRow {
     max_views: note.maxViews,
     current_views: note.currentViews,
     failed_attempts: note.failedAttempts,
+    attempts_in_flight: note.attemptsInFlight,
+    attempts_reserved_until: note.attemptsReservedUntil.getTime(),
     created_at: note.createdAt.getTime(),
     expires_at: note.expiresAt.getTime(),
   };
@@ -229,6 +365,8 @@ function toRecord(row: NoteRow): NoteRecord {
     maxViews: Number(row.max_views),
     currentViews: Number(row.current_views),
     failedAttempts: Number(row.failed_attempts),
+    attemptsInFlight: Number(row.attempts_in_flight),
+    attemptsReservedUntil: new Date(Number(row.attempts_reserved_until)),
     createdAt: new Date(Number(row.created_at)),
     expiresAt: new Date(Number(row.expires_at)),
   };

@@ -40,6 +40,15 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
     });
   }
 
+  async reserveAttempt(lookup: string, now: Date, limit: number, until: Date): Promise<boolean> {
+    this.assertAvailable();
+    const note = this.notes.get(lookup);
+    if (!note || note.expiresAt.getTime() <= now.getTime() || note.failedAttempts + note.attemptsInFlight >= limit) return false;
+    note.attemptsInFlight += 1;
+    note.attemptsReservedUntil = until;
+    return true;
+  }
+
   transaction<T>(work: (tx: NoteTransaction) => Promise<T>): Promise<T> {
     const run = this.queue.then(() => this.runTransaction(work));
     this.queue = run.catch(() => undefined);
@@ -104,13 +113,24 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
         const note = active(lookup, now);
         if (!note) return false;
         note.failedAttempts += 1;
+        note.attemptsInFlight = Math.max(0, note.attemptsInFlight - 1);
         return true;
+      },
+      refundAttempt: async (lookup) => {
+        const note = notes.get(lookup);
+        if (note) note.attemptsInFlight = Math.max(0, note.attemptsInFlight - 1);
+      },
+      countAbandonedAttempts: async (lookup, count) => {
+        const note = notes.get(lookup);
+        if (!note || note.attemptsInFlight < count) return;
+        note.failedAttempts += count;
+        note.attemptsInFlight -= count;
       },
       lock: async (lookup): Promise<NoteState | null> => {
         const note = notes.get(lookup);
         if (!note) return null;
-        const { noteRef, expiryType, maxViews, currentViews, failedAttempts, expiresAt } = note;
-        return { noteRef, expiryType, maxViews, currentViews, failedAttempts, expiresAt };
+        const { noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt } = note;
+        return { noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt };
       },
       delete: async (lookup) => notes.delete(lookup),
       enqueue: async (messages: readonly OutgoingMessage[]) => {
