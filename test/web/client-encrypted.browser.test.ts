@@ -209,7 +209,8 @@ describe('the create page seals in the browser (DECISIONS 13)', () => {
     await expect(page.locator('#sealing-hint').isVisible()).resolves.toBe(true);
     await page.getByLabel('Note').fill(text);
     await page.getByRole('button', { name: 'Create note' }).click();
-    await page.waitForLoadState('domcontentloaded');
+    // The page's (deferred) script adds the key to the link it shows: wait for it.
+    await page.locator('#note-link').filter({ hasText: '#' }).waitFor();
     const link = (await page.locator('#note-link').textContent())!.trim();
     const key = (await page.locator('#note-key').textContent())!.trim();
     expect(link).toMatch(new RegExp(`^${base}/[0-9a-f-]{36}#[A-Za-z0-9_-]{43}$`));
