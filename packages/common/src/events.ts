@@ -18,7 +18,7 @@ export interface EventEnvelope<E extends EventName = EventName, D = NoteEventDat
 export interface NoteEventData {
   note_id: string;
   expiry_type?: ExpiryType;
-  reason?: 'views' | 'lockout' | 'takedown' | 'time' | 'retention';
+  reason?: 'views' | 'lockout' | 'takedown' | 'creator' | 'time' | 'retention';
   was_read?: boolean;
 }
 

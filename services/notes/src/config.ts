@@ -26,6 +26,8 @@ export interface NotesConfig {
    * ring MAIL_KEYS when MAIL_PUBLIC_KEYS is not set yet.
    */
   mailSealing: { kind: 'to-mailer'; publicKeys: KeyRing } | { kind: 'legacy'; keys: KeyRing };
+  /** RECEIPT_SIGNING_KEYS: Ed25519 seeds; the first signs receipts, every key's public half is published. */
+  receiptSigningKeys: KeyRing;
   noteRetentionHours: number;
   sweepIntervalMs: number;
   /** Unset outside the all-in-one: the outbox keeps its rows and nothing is relayed. */
@@ -70,6 +72,8 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, keyLogger);
   const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger);
   const mailSealing = loadMailSealing(reader, dataDir, keyLogger);
+  const receiptSigningKeys = loadKeyRing(reader, 'RECEIPT_SIGNING_KEYS', dataDir, keyLogger,
+    'receipts signed with it can no longer be checked against a published key');
 
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),
@@ -82,6 +86,7 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     masterKeys: masterKeys!,
     lookupKey: lookupKey!,
     mailSealing: mailSealing!,
+    receiptSigningKeys: receiptSigningKeys!,
     noteRetentionHours: reader.int('NOTE_RETENTION_HOURS', 720, { min: 1, max: 87_600 }),
     sweepIntervalMs: reader.int('SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     amqpUrl,

@@ -3,7 +3,8 @@ import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
 import type { NoteCrypto, SealedNote } from './note-crypto';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
-import type { NoteRecord, NoteStore } from './ports';
+import type { NoteRecord, NoteStore, ReceiptEntry } from './ports';
+import type { ReceiptIds } from '../receipts/receipt-ids';
 
 /** DECISIONS 3: no note is ever readable more than 100 times; time notes report 100. */
 export const TIME_NOTE_MAX_VIEWS = 100;
@@ -25,6 +26,8 @@ export interface NoteServiceOptions {
   retentionHours: number;
   logger: Logger;
   events?: NoteEventsObserver;
+  /** Issues each note's receipt (DECISIONS 12); without it notes are made without receipts. */
+  receiptIds?: ReceiptIds;
 }
 
 /**
@@ -40,6 +43,7 @@ export class NoteService implements NotesApi {
   private readonly retentionMs: number;
   private readonly logger: Logger;
   private readonly events: NoteEventsObserver | undefined;
+  private readonly receiptIds: ReceiptIds | undefined;
 
   constructor(options: NoteServiceOptions) {
     if (!Number.isInteger(options.retentionHours) || options.retentionHours < 1) {
@@ -53,6 +57,7 @@ export class NoteService implements NotesApi {
     this.retentionMs = options.retentionHours * HOUR_MS;
     this.logger = options.logger;
     this.events = options.events;
+    this.receiptIds = options.receiptIds;
   }
 
   async create(input: CreateNoteInput): Promise<CreatedNote> {
@@ -66,6 +71,7 @@ export class NoteService implements NotesApi {
     const maxViews = input.expiryType === 'time' ? TIME_NOTE_MAX_VIEWS : input.maxViews;
     const passcode = input.passcode === '' ? null : input.passcode;
     const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: input.notificationEmail });
+    const receiptId = this.receiptIds?.newId();
     const note: NoteRecord = {
       ...sealed,
       noteRef: this.crypto.newNoteRef(),
@@ -76,6 +82,7 @@ export class NoteService implements NotesApi {
       failedAttempts: 0,
       createdAt: now,
       expiresAt,
+      ...(receiptId !== undefined ? { receiptKey: this.receiptIds!.keyOf(receiptId) } : {}),
     };
     const url = `${this.publicBaseUrl}/${uuid}`;
     const messages: OutgoingMessage[] = [noteEventMessage('note.created', { note_id: note.noteRef, expiry_type: input.expiryType }, now)];
@@ -92,7 +99,8 @@ export class NoteService implements NotesApi {
     }
     await this.store.insertNew(note, messages);
     notifyObserver(this.events, messages);
-    return { uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now };
+    const receiptUrl = receiptId !== undefined ? { receiptUrl: `${this.publicBaseUrl}/r/${receiptId}` } : {};
+    return { uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now, ...receiptUrl };
   }
 
   async metadata(uuid: string): Promise<NoteMetadata> {
@@ -134,6 +142,7 @@ export class NoteService implements NotesApi {
       await tx.delete(lookup);
       const out = [noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'takedown', was_read: state.currentViews > 0 }, now)];
       await tx.enqueue(out);
+      await tx.recordReceipt([{ noteRef: state.noteRef, at: now, kind: 'end', reason: 'takedown' }]);
       return out;
     });
     if (!messages) return false;
@@ -163,6 +172,9 @@ export class NoteService implements NotesApi {
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'views', was_read: true }, now));
       }
       await tx.enqueue(messages);
+      const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'reveal' }];
+      if (destroyed) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'views' });
+      await tx.recordReceipt(receipt);
       return { messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };
     });
     if (!result) return null;
@@ -183,6 +195,9 @@ export class NoteService implements NotesApi {
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
       }
       await tx.enqueue(messages);
+      const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'wrong_passcode' }];
+      if (lockedOut) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'lockout' });
+      await tx.recordReceipt(receipt);
       return { messages, lockedOut, attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - state.failedAttempts) };
     });
     if (!result) return { outcome: 'not_found' };

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { AppError, GroupCommit, systemClock, type Clock, type ExpiryType, type OutgoingMessage } from '@vanish/common';
-import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
+import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
+import { receiptEventRow, receiptRowOf } from './knex-receipt-store';
 import { DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions } from './database-errors';
 
 interface NoteRow {
@@ -145,6 +146,8 @@ class KnexNoteTransaction implements NoteTransaction {
   /** One multi-row INSERT. */
   async insertAll(notes: readonly NoteRecord[]): Promise<void> {
     await this.trx('notes').insert(notes.map(toRow));
+    const receipts = notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf);
+    if (receipts.length > 0) await this.trx('receipts').insert(receipts);
   }
 
   async claimView(lookup: string, now: Date): Promise<boolean> {
@@ -182,6 +185,20 @@ class KnexNoteTransaction implements NoteTransaction {
 
   async delete(lookup: string): Promise<boolean> {
     return Number(await this.trx('notes').where({ lookup }).delete()) === 1;
+  }
+
+  async recordReceipt(entries: readonly ReceiptEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    // Only notes that have a receipt get timeline rows (a row without its receipt would never be purged).
+    const refs = [...new Set(entries.map((entry) => entry.noteRef))];
+    const withReceipt = new Set((await this.trx('receipts').select('note_ref').whereIn('note_ref', refs)).map((row: { note_ref: string }) => row.note_ref));
+    const rows = entries.filter((entry) => withReceipt.has(entry.noteRef));
+    if (rows.length === 0) return;
+    await this.trx('receipt_events').insert(rows.map(receiptEventRow));
+    for (const end of rows) {
+      if (end.kind !== 'end') continue;
+      await this.trx('receipts').where({ note_ref: end.noteRef }).whereNull('ended_at').update({ ended_at: end.at.getTime(), end_reason: end.reason });
+    }
   }
 
   async enqueue(messages: readonly OutgoingMessage[]): Promise<void> {

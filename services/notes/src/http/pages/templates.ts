@@ -2,7 +2,7 @@ import { formatTimestamp } from '@vanish/common';
 import type { CreatedNote, NoteMetadata } from '../../domain/notes';
 import { type Html, html, raw } from './html';
 
-function layout(title: string, body: Html): string {
+export function layout(title: string, body: Html): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -128,6 +128,7 @@ export function createdPage(note: CreatedNote, qrSvg: string): string {
   <p class="hint">This link is the only key to the note. We cannot show it to you again.</p>
   <figure class="qr">${raw(qrSvg)}<figcaption class="hint">QR code of the link</figcaption></figure>
 </section>
+${note.receiptUrl ? receiptSection(note.receiptUrl) : raw('')}
 <p><a href="/">Write another note</a></p>`);
 }
 
@@ -180,4 +181,14 @@ export function errorPage(message: string): string {
   return layout('Something went wrong', html`
 <h1>Something went wrong</h1>
 <div class="card"><p>${message}</p><p>No view was counted. Please try again in a moment.</p></div>`);
+}
+
+/** DECISIONS 12: the creator's receipt link, beside the note's link, shown once. */
+function receiptSection(receiptUrl: string): Html {
+  return html`<section class="card" aria-labelledby="receipt-heading">
+  <h2 id="receipt-heading">Your receipt: keep this, do not share it</h2>
+  <p class="link" id="receipt-link"><a href="${receiptUrl}">${receiptUrl}</a></p>
+  <button type="button" class="secondary" data-copy-target="receipt-link" hidden>Copy receipt link</button>
+  <p class="hint">Only for you: it shows whether the note was opened, by a person or a link preview, and lets you end it early. It never shows the note. Whoever has it can end the note, so do not send it with the link.</p>
+</section>`;
 }
