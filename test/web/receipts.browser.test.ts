@@ -110,10 +110,10 @@ describe('receipts in Chromium', () => {
     await page.getByRole('button', { name: 'End this note now' }).click();
     await page.waitForURL(created.receipt_url);
     // Put the used token back into a copy of the form and press it again.
-    const status = await page.evaluate(async (used) => {
-      const answer = await fetch(location.href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `form_token=${encodeURIComponent(used!)}` });
+    const status = await page.evaluate(async ([url, used]) => {
+      const answer = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `form_token=${encodeURIComponent(used!)}` });
       return answer.status;
-    }, token);
+    }, [created.receipt_url, token] as const);
     expect(status).toBe(403);
     const receipt = await (await fetch(`${base}/api/receipt/${created.receipt_url.slice(-43)}.php`)).json() as { receipt: { timeline: Array<{ event: string }> } };
     expect(receipt.receipt.timeline.filter((entry) => entry.event === 'end')).toHaveLength(1);

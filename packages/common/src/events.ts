@@ -48,7 +48,7 @@ export interface MailCommandEnvelope {
 
 export type MailCommand =
   | { kind: 'link'; to: string; link: string; expiry_type: ExpiryType; expires_at: string; max_views: number; created_at: string }
-  | { kind: 'notification'; to: string; read_at: string; views_left: number };
+  | { kind: 'notification'; to: string; read_at: string; views_left: number; receipt_url?: string };
 
 export const MAIL_SEAL_PURPOSE = 'vanish.mail-command.v1';
 

@@ -21,7 +21,7 @@ const CHECK_PLAINTEXT = Buffer.from('vanish.note-check.v1', 'utf8');
 const HKDF_INFO = 'vanish.note-key.v1';
 const AAD_PREFIX = 'vanish.note.v1';
 
-export type SealedField = 'check' | 'content' | 'email';
+export type SealedField = 'check' | 'content' | 'email' | 'receipt';
 
 /** What the store keeps of a note's secrets: no uuid, no passcode, nothing in clear. */
 export interface SealedNote {
@@ -36,18 +36,23 @@ export interface SealedNote {
   checkBox: Buffer;
   contentBox: Buffer;
   emailBox: Buffer | null;
+  /** The receipt id sealed under the note key, for the read notification's receipt link (DECISIONS 12). */
+  receiptBox?: Buffer | null;
 }
 
 export interface NoteSecrets {
   content: string;
   passcode: string | null;
   notificationEmail: string | null;
+  /** Sealed only beside a notification e-mail, the one place it is needed when the note is read. */
+  receiptId?: string | null;
 }
 
 /** The row's sealed fields opened with the right note key. */
 export interface OpenedNote {
   content: string;
   notificationEmail: string | null;
+  receiptId?: string | null;
 }
 
 export type OpenResult = { outcome: 'opened'; note: OpenedNote } | { outcome: 'wrong_passcode' };
@@ -118,6 +123,9 @@ export class NoteCrypto {
       emailBox: secrets.notificationEmail !== null
         ? aeadSeal(key, Buffer.from(secrets.notificationEmail, 'utf8'), aad('email'))
         : null,
+      ...(secrets.receiptId && secrets.notificationEmail !== null
+        ? { receiptBox: aeadSeal(key, Buffer.from(secrets.receiptId, 'utf8'), aad('receipt')) }
+        : {}),
     };
   }
 
@@ -142,7 +150,8 @@ export class NoteCrypto {
     try {
       const content = aeadOpen(key, sealed.contentBox, aad('content')).toString('utf8');
       const notificationEmail = sealed.emailBox ? aeadOpen(key, sealed.emailBox, aad('email')).toString('utf8') : null;
-      return { outcome: 'opened', note: { content, notificationEmail } };
+      const receiptId = sealed.receiptBox ? aeadOpen(key, sealed.receiptBox, aad('receipt')).toString('utf8') : null;
+      return { outcome: 'opened', note: { content, notificationEmail, ...(receiptId !== null ? { receiptId } : {}) } };
     } catch (err) {
       throw new NoteIntegrityError('a sealed field does not open although the check block does', err);
     }

@@ -70,8 +70,8 @@ export class NoteService implements NotesApi {
     const expiresAt = new Date(now.getTime() + (input.expiryType === 'view' ? this.retentionMs : input.expiryHours * HOUR_MS));
     const maxViews = input.expiryType === 'time' ? TIME_NOTE_MAX_VIEWS : input.maxViews;
     const passcode = input.passcode === '' ? null : input.passcode;
-    const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: input.notificationEmail });
     const receiptId = this.receiptIds?.newId();
+    const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: input.notificationEmail, receiptId });
     const note: NoteRecord = {
       ...sealed,
       noteRef: this.crypto.newNoteRef(),
@@ -128,7 +128,7 @@ export class NoteService implements NotesApi {
       if (given === null) return { outcome: 'wrong_passcode', attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - note.failedAttempts), lockedOut: false };
       return this.countFailure(lookup);
     }
-    const claimed = await this.claimView(lookup, opened.note.notificationEmail);
+    const claimed = await this.claimView(lookup, opened.note.notificationEmail, opened.note.receiptId ?? null);
     if (!claimed) return { outcome: 'not_found' };
     return { outcome: 'revealed', content: opened.note.content, ...claimed };
   }
@@ -151,7 +151,7 @@ export class NoteService implements NotesApi {
     return true;
   }
 
-  private async claimView(lookup: string, notificationEmail: string | null) {
+  private async claimView(lookup: string, notificationEmail: string | null, receiptId: string | null = null) {
     const now = this.clock.now();
     const result = await this.store.transaction(async (tx) => {
       if (!(await tx.claimView(lookup, now))) return null;
@@ -165,6 +165,7 @@ export class NoteService implements NotesApi {
           to: notificationEmail,
           read_at: formatTimestamp(now),
           views_left: Math.max(0, state.maxViews - state.currentViews),
+          ...(receiptId !== null ? { receipt_url: `${this.publicBaseUrl}/r/${receiptId}` } : {}),
         }, now));
       }
       if (destroyed) {
@@ -216,5 +217,6 @@ function sealedOf(note: NoteRecord): SealedNote {
     checkBox: note.checkBox,
     contentBox: note.contentBox,
     emailBox: note.emailBox,
+    receiptBox: note.receiptBox ?? null,
   };
 }

@@ -22,6 +22,8 @@ export interface NoteRecord {
   expiresAt: Date;
   /** Keyed hash of the note's receipt id (DECISIONS 12); absent for a note made without a receipt. */
   receiptKey?: string;
+  /** The receipt id sealed under the note key (only beside a notification e-mail). */
+  receiptBox?: Buffer | null;
 }
 
 /** The counters of a note, read under the row lock inside a transaction. */

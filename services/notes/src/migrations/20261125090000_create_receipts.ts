@@ -8,6 +8,10 @@ import type { Knex } from 'knex';
  * no user agent.
  */
 export async function up(knex: Knex): Promise<void> {
+  // The receipt id sealed under the note key, beside a notification e-mail (its link goes in the e-mail).
+  await knex.schema.alterTable('notes', (t) => {
+    t.binary('receipt_box', 128).nullable();
+  });
   await knex.schema.createTable('receipts', (t) => {
     t.string('receipt_key', 64).primary();
     t.string('note_ref', 32).notNullable().unique();
@@ -34,4 +38,7 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('receipt_events');
   await knex.schema.dropTable('receipts');
+  await knex.schema.alterTable('notes', (t) => {
+    t.dropColumn('receipt_box');
+  });
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ManualClock } from '@vanish/common';
+import { ManualClock, type MailCommand } from '@vanish/common';
 import { configureKnex } from '../../src/adapters/db/configure-knex';
 import { migrateToLatest } from '../../src/adapters/db/migrate';
 import { verifySignedReceipt } from '../../src/receipts/receipt-signer';
@@ -66,6 +66,21 @@ export function receiptsContract(dialect: string, createDatabase: () => Promise<
       const tampered = `${saved.slice(0, at)}${String.fromCharCode(saved.charCodeAt(at) ^ 1)}${saved.slice(at + 1)}`;
       expect(tampered).not.toBe(saved);
       expect(verifySignedReceipt(JSON.parse(tampered), notes.signer.publicJwks)).toMatchObject({ valid: false });
+    });
+
+    it('when a note with a notification e-mail is read, then the notification (sealed to the mailer) links to the receipt', async () => {
+      const notes = buildNotes(knex);
+      const created = await notes.service.create(noteInput({ content: 'tell me', maxViews: 2, notificationEmail: 'creator@example.org' }));
+      const plain = await notes.service.create(noteInput({ content: 'no mail' }));
+      await notes.service.reveal(created.uuid, null);
+      await notes.service.reveal(plain.uuid, null);
+      const mails = (await outboxEvents(knex)).filter((e) => e.routingKey === 'mail.send').map((e) => JSON.parse(notes.mailOpener.open(e.body.sealed!)) as MailCommand);
+      const mine = mails.filter((mail) => mail.to === 'creator@example.org');
+      expect(mine.at(-1)).toMatchObject({ kind: 'notification', views_left: 1, receipt_url: created.receiptUrl });
+      // Only the note key opens the sealed receipt id: the row holds no receipt id in clear.
+      const row = await knex('notes').where({ lookup: notes.crypto.lookup(created.uuid) }).first();
+      expect(Buffer.from(row.receipt_box).toString('latin1')).not.toContain(receiptIdOf(created.receiptUrl));
+      expect((await knex('notes').where({ lookup: notes.crypto.lookup(plain.uuid) }).first())).toBeUndefined();
     });
 
     it('when wrong passcodes are tried until the lock-out, then each appears and the end says lockout', async () => {

@@ -13,6 +13,7 @@ interface NoteRow {
   check_box: Buffer;
   content_box: Buffer;
   email_box: Buffer | null;
+  receipt_box?: Buffer | null;
   has_passcode: number | boolean;
   expiry_type: string;
   max_views: number;
@@ -218,6 +219,7 @@ function toRow(note: NoteRecord): NoteRow {
     check_box: note.checkBox,
     content_box: note.contentBox,
     email_box: note.emailBox,
+    receipt_box: note.receiptBox ?? null,
     has_passcode: note.hasPasscode,
     expiry_type: note.expiryType,
     max_views: note.maxViews,
@@ -238,6 +240,7 @@ function toRecord(row: NoteRow): NoteRecord {
     checkBox: Buffer.from(row.check_box),
     contentBox: Buffer.from(row.content_box),
     emailBox: row.email_box === null ? null : Buffer.from(row.email_box),
+    receiptBox: row.receipt_box ? Buffer.from(row.receipt_box) : null,
     hasPasscode: Boolean(Number(row.has_passcode)),
     expiryType: row.expiry_type as ExpiryType,
     maxViews: Number(row.max_views),
