@@ -31,7 +31,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('kind', 16).notNullable();
     t.string('client', 24).nullable();
     t.string('reason', 16).nullable();
-    t.index(['note_ref', 'seq'], 'receipt_events_note_ref_idx');
+    t.index(['note_ref', 'kind'], 'receipt_events_note_ref_idx');
   });
 }
 

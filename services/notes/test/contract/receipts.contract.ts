@@ -83,6 +83,16 @@ export function receiptsContract(dialect: string, createDatabase: () => Promise<
       expect((await knex('notes').where({ lookup: notes.crypto.lookup(plain.uuid) }).first())).toBeUndefined();
     });
 
+    it('when the note page is fetched more than 100 times, then the receipt keeps the first 100 fetches and still records the reveal', async () => {
+      const notes = buildNotes(knex);
+      const created = await notes.service.create(noteInput({ content: 'popular', maxViews: 1 }));
+      for (let i = 0; i < 105; i += 1) await notes.receipts.notePageFetched(created.uuid, SLACK_PREVIEW);
+      await notes.service.reveal(created.uuid, null);
+      const receipt = (await notes.receipts.read(receiptIdOf(created.receiptUrl)))!;
+      expect(receipt.timeline.filter((entry) => entry.event === 'page_fetch')).toHaveLength(100);
+      expect(receipt.timeline.slice(-2).map((entry) => entry.event)).toEqual(['reveal', 'end']);
+    });
+
     it('when wrong passcodes are tried until the lock-out, then each appears and the end says lockout', async () => {
       const notes = buildNotes(knex);
       const created = await notes.service.create(noteInput({ content: 'guarded', passcode: 'right one', maxViews: 2 }));

@@ -49,6 +49,12 @@ export function receiptEventRow(entry: ReceiptEntry): ReceiptEventRow {
   };
 }
 
+/**
+ * Page fetches kept per note: enough to tell a preview from a reader, and a bound on what anyone
+ * holding a link can make the receipt store (every fetch writes a row otherwise).
+ */
+export const MAX_PAGE_FETCHES_PER_NOTE = 100;
+
 /** ReceiptStore on knex (SQLite or MySQL, same SQL). */
 export class KnexReceiptStore implements ReceiptStore {
   private readonly timeoutMs: number;
@@ -96,6 +102,8 @@ export class KnexReceiptStore implements ReceiptStore {
         .whereNull('receipts.ended_at')
         .first() as { note_ref: string } | undefined;
       if (!row) return;
+      const [{ n }] = await this.knex('receipt_events').where({ note_ref: row.note_ref, kind: 'page_fetch' }).count({ n: '*' }) as Array<{ n: number | string }>;
+      if (Number(n) >= MAX_PAGE_FETCHES_PER_NOTE) return;
       await this.knex('receipt_events').insert(receiptEventRow({ noteRef: row.note_ref, at: now, kind: 'page_fetch', client }));
     }, this.timeoutMs);
   }
