@@ -23,6 +23,7 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('ended_at').nullable();
     t.string('end_reason', 16).nullable();
     t.index(['ended_at'], 'receipts_ended_at_idx');
+    t.index(['expires_at'], 'receipts_expires_at_idx');
   });
   await knex.schema.createTable('receipt_events', (t) => {
     t.bigIncrements('seq').primary();

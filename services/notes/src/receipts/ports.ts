@@ -28,6 +28,9 @@ export interface ReceiptStore {
   recordPageFetch(noteLookup: string, now: Date, client: ClientClass): Promise<void>;
   /** The note's lookup key while its row exists (ending it from the receipt locks that row). */
   noteLookupOf(noteRef: string): Promise<string | null>;
-  /** Deletes up to `limit` receipts (and their timelines) that ended at or before `endedBefore`. */
+  /**
+   * Deletes up to `limit` receipts (and their timelines) that ended at or before `endedBefore`, or
+   * that recorded no end and whose note's deadline (expires_at) is at or before it.
+   */
   purgeEnded(endedBefore: Date, limit: number): Promise<number>;
 }

@@ -145,7 +145,7 @@ export function receiptsContract(dialect: string, createDatabase: () => Promise<
       const clock = new ManualClock(new Date());
       const notes = buildNotes(knex, newKeys(), clock, 1);
       const created = await notes.service.create(noteInput({ content: 'short-lived', expiryType: 'time', expiryHours: 1, maxViews: 5 }));
-      const other = await notes.service.create(noteInput({ content: 'still here', expiryType: 'time', expiryHours: 5 }));
+      const other = await notes.service.create(noteInput({ content: 'still here', expiryType: 'time', expiryHours: 9 }));
       const id = receiptIdOf(created.receiptUrl);
       await notes.service.reveal(created.uuid, null);
       clock.advance(HOUR + 1);
@@ -165,6 +165,13 @@ export function receiptsContract(dialect: string, createDatabase: () => Promise<
       const ref = afterSweep!.note_ref;
       expect(await knex('receipts').where({ note_ref: ref })).toEqual([]);
       expect(await knex('receipt_events').where({ note_ref: ref })).toEqual([]);
+      // A receipt whose end was never recorded (its row removed behind the service's back) still goes,
+      // a retention after its note's last deadline.
+      const orphan = await notes.service.create(noteInput({ content: 'deleted by hand', expiryType: 'time', expiryHours: 1 }));
+      await knex('notes').where({ lookup: notes.crypto.lookup(orphan.uuid) }).delete();
+      clock.advance(2 * HOUR);
+      await notes.receiptPurger().purgeOnce();
+      expect(await notes.receipts.read(receiptIdOf(orphan.receiptUrl))).toBeNull();
       // A receipt whose note still lives is kept.
       expect(await notes.receipts.read(receiptIdOf(other.receiptUrl))).toMatchObject({ status: 'active', views_left: 100 });
     });

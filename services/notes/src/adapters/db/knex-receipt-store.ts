@@ -117,7 +117,13 @@ export class KnexReceiptStore implements ReceiptStore {
 
   purgeEnded(endedBefore: Date, limit: number): Promise<number> {
     return withDatabase(async () => {
-      const refs = (await this.knex('receipts').select('note_ref').where('ended_at', '<=', endedBefore.getTime()).orderBy('ended_at').limit(limit))
+      const cutoff = endedBefore.getTime();
+      // A receipt whose end was never recorded (its note passed its last deadline some other way) goes
+      // a retention after that deadline, so that nothing is kept for ever.
+      const refs = (await this.knex('receipts').select('note_ref')
+        .where('ended_at', '<=', cutoff)
+        .orWhere((q) => q.whereNull('ended_at').andWhere('expires_at', '<=', cutoff))
+        .limit(limit))
         .map((row: { note_ref: string }) => row.note_ref);
       if (refs.length === 0) return 0;
       await this.knex.transaction(async (trx) => {
