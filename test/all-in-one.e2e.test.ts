@@ -135,7 +135,7 @@ describe('npm start (all-in-one) in an empty data directory', () => {
     for (let i = 0; i < 100 && !emlWithLink(); i++) await new Promise((resolve) => setTimeout(resolve, 200));
     expect(emlWithLink()).toBeDefined();
     // DECISIONS 1: one private ring (the mailer's), no symmetric ring shared with notes.
-    expect(readdirSync(path.join(dataDir, 'keys')).sort()).toEqual(['limiter_key.txt', 'lookup_key.txt', 'mail_private_keys.txt', 'master_keys.txt']);
+    expect(readdirSync(path.join(dataDir, 'keys')).sort()).toEqual(['limiter_key.txt', 'lookup_key.txt', 'mail_private_keys.txt', 'master_keys.txt', 'receipt_signing_keys.txt']);
     expect(readFileSync(path.join(dataDir, 'notes.db')).includes(response.body.uuid)).toBe(false);
   });
 

@@ -104,7 +104,7 @@ describe('the four images, built with podman and run as containers', () => {
     const env: Record<Service, Record<string, string>> = {
       // The gateway is on http://127.0.0.1 here: production refuses an http origin unless told it is private,
       // and plaintext connections to the machine's servers (which have no TLS) unless told so by name.
-      notes: { DATABASE_URL: databases[0]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_PUBLIC_KEYS: publicRingOf(mailPrivateKeys).serialize(), PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
+      notes: { DATABASE_URL: databases[0]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_PUBLIC_KEYS: publicRingOf(mailPrivateKeys).serialize(), RECEIPT_SIGNING_KEYS: key('r1'), PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
       stats: { DATABASE_URL: databases[1]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', AMQP_QUEUE_PREFIX: `${tag}.` },
       mailer: { DATABASE_URL: databases[2]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', MAIL_PRIVATE_KEYS: mailPrivateKeys.serialize(), SMTP_URL: sink.url, SMTP_ALLOW_PLAINTEXT: 'true', MAIL_QUEUE: `${tag}.mailer.mail-commands`, PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
       gateway: {

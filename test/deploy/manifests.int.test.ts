@@ -242,7 +242,7 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
     const keys = (name: string) => Object.keys(template[name]!).sort();
     expect(keys('gateway-secrets')).toEqual(['LIMITER_KEY', 'REDIS_URL']);
     // notes holds only the mailer's PUBLIC ring: it cannot open the mail commands it seals (DECISIONS 1).
-    expect(keys('notes-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS', 'MASTER_KEYS']);
+    expect(keys('notes-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS', 'MASTER_KEYS', 'RECEIPT_SIGNING_KEYS']);
     expect(keys('stats-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL']);
     expect(keys('mailer-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'MAILER_HASH_KEY', 'SMTP_URL']);
     expect(keys('mailer-mail-keys')).toEqual(['MAIL_PRIVATE_KEYS']);

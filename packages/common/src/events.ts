@@ -18,7 +18,7 @@ export interface EventEnvelope<E extends EventName = EventName, D = NoteEventDat
 export interface NoteEventData {
   note_id: string;
   expiry_type?: ExpiryType;
-  reason?: 'views' | 'lockout' | 'takedown' | 'time' | 'retention';
+  reason?: 'views' | 'lockout' | 'takedown' | 'creator' | 'time' | 'retention';
   was_read?: boolean;
 }
 
@@ -49,7 +49,7 @@ export interface MailCommandEnvelope {
 export type MailCommand =
   /** `key_separately`: the note was sealed on its writer's machine and the link lacks its key (DECISIONS 13). */
   | { kind: 'link'; to: string; link: string; expiry_type: ExpiryType; expires_at: string; max_views: number; created_at: string; key_separately?: true }
-  | { kind: 'notification'; to: string; read_at: string; views_left: number };
+  | { kind: 'notification'; to: string; read_at: string; views_left: number; receipt_url?: string };
 
 export const MAIL_SEAL_PURPOSE = 'vanish.mail-command.v1';
 

@@ -14,7 +14,7 @@ const base = {
 const UUID = '0b7e4bb1-1d5f-4a0e-9c6a-3f1f9d8e2a10';
 const created = {
   success: true, uuid: UUID, url: `http://localhost:8080/${UUID}`,
-  expires_at: '2026-01-02 00:00:00', max_views: 1, has_passcode: false,
+  expires_at: '2026-01-02 00:00:00', max_views: 1, has_passcode: false, receipt_url: 'http://localhost:8080/r/receipt-id',
 };
 const error = (code: string, parameter: string | null = null) => ({ error: 'm', code, details: { parameter, message: 'm' } });
 

@@ -106,6 +106,25 @@ describe('gateway rate limits on the real Redis', () => {
     expect((await create(gw)).status).toBe(200);
   });
 
+  it('when one address reads receipts (page, JSON, end-now form) and notes, then they share the view budget; the receipt keys are not limited (DECISIONS 5, 12)', async () => {
+    const gw = await gateway({ RATE_LIMIT_VIEW_PER_HOUR: '4' });
+    const receipt = 'R'.repeat(43);
+    expect((await send(`${gw.url}/r/${receipt}`)).status).toBe(200);
+    expect((await send(`${gw.url}/api/receipt/${receipt}.php`, { method: 'HEAD' })).status).toBe(200);
+    expect((await send(`${gw.url}/${NOTE}`)).status).toBe(200);
+    const last = await send(`${gw.url}/r/${receipt}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'form_token=x' });
+    expect(last.status).toBe(200);
+    expect(last.headers['ratelimit-remaining']).toBe('0');
+    const refused = await send(`${gw.url}/api/receipt/${receipt}.php`);
+    expect(refused.status).toBe(429);
+    expect(refused.json().code).toBe('RATE_LIMITED');
+    for (let i = 0; i < 3; i += 1) {
+      const keys = await send(`${gw.url}/.well-known/vanish-receipt-keys.json`);
+      expect(keys.status).toBe(200);
+      expect(keys.headers['ratelimit-limit']).toBeUndefined();
+    }
+  });
+
   it('when one address asks for stats 21 times, then the 21st is 429', async () => {
     const gw = await gateway();
     for (let i = 0; i < 20; i += 1) expect((await send(`${gw.url}/api/stats.php`)).status).toBe(200);

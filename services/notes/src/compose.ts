@@ -26,6 +26,12 @@ import { FormTokens } from './http/form-tokens';
 import { createPageRoutes } from './http/page-routes';
 import { KnexUsedTokenStore } from './adapters/db/knex-used-token-store';
 import { createNotesMetrics } from './notes-metrics';
+import { KnexReceiptStore } from './adapters/db/knex-receipt-store';
+import { ReceiptIds } from './receipts/receipt-ids';
+import { ReceiptPurger } from './receipts/receipt-purger';
+import { createReceiptApiRoutes, createReceiptPageRoutes } from './receipts/receipt-routes';
+import { ReceiptService } from './receipts/receipt-service';
+import { ReceiptSigner } from './receipts/receipt-signer';
 
 /** What the all-in-one process and tests may inject (the module contract of the team brief). */
 export interface NotesServiceOverrides {
@@ -56,6 +62,8 @@ export interface NotesService {
   readonly knex: Knex;
   readonly store: NoteStore;
   readonly outbox: OutboxStore;
+  /** The creators' side of notes (DECISIONS 12). */
+  readonly receipts: ReceiptService;
   /** True once migrations have run against a reachable database. */
   isMigrated(): boolean;
   /** Resolves when migrations have completed (tests of a late database). */
@@ -93,6 +101,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
       relay?.notify(); // the rows just committed: publish now rather than at the next poll
     },
   };
+  const receiptIds = new ReceiptIds(config.lookupKey);
+  const receiptStore = new KnexReceiptStore(knex);
+  const receiptSigner = new ReceiptSigner(config.receiptSigningKeys);
   const notes = new NoteService({
     store,
     crypto,
@@ -104,8 +115,16 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     retentionHours: config.noteRetentionHours,
     logger: logger.child('notes/note-service'),
     events,
+    receiptIds,
   });
   const sweeper = new ExpirySweeper({ store, clock, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/expiry-sweeper'), events });
+  const receipts = new ReceiptService({
+    store, receipts: receiptStore, ids: receiptIds, noteCrypto: crypto, signer: receiptSigner, clock,
+    publicBaseUrl: config.publicBaseUrl, retentionHours: config.noteRetentionHours, logger: logger.child('notes/receipts'), events,
+  });
+  const receiptPurger = new ReceiptPurger({
+    receipts: receiptStore, clock, retentionHours: config.noteRetentionHours, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/receipt-purger'),
+  });
 
   // Migrations run under knex's lock once the database answers; until then note operations
   // answer 503 and /readyz is red, and the service keeps trying without a restart.
@@ -125,13 +144,19 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   app.use(requestId);
   app.use(httpMetrics(registry, 'notes'));
   app.use(accessLog(logger.child('notes/access')));
-  // Mount order (DECISIONS 9 / team brief): the API first, then the web pages.
+  // Mount order (DECISIONS 9 / team brief): the API first, then the web pages; the receipts'
+  // routes go before each, whose catch-alls would answer 404 first.
+  const formTokens = new FormTokens(formTokenKey(config.lookupKey), new KnexUsedTokenStore(knex, clock), clock);
+  const receiptRoutes = { receipts, signer: receiptSigner, formTokens, publicBaseUrl: config.publicBaseUrl, logger: logger.child('notes/receipts'), isAvailable: () => migrated };
+  app.use('/api/receipt', createReceiptApiRoutes(receiptRoutes));
+  app.use(createReceiptPageRoutes(receiptRoutes));
   app.use('/api', createApiRoutes({ notes, logger, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
   app.use(createPageRoutes({
     notes,
-    formTokens: new FormTokens(formTokenKey(config.lookupKey), new KnexUsedTokenStore(knex, clock), clock),
+    formTokens,
     publicBaseUrl: config.publicBaseUrl,
     logger: logger.child('notes/pages'),
+    receipts,
   }));
   // The pages answer every path the API does not (their own 404 page included).
   app.use(errorHandler(logger.child('notes/http')));
@@ -186,6 +211,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   let heartbeat: HeartbeatPublisher | undefined;
   const startWorkers = async () => {
     sweeper.start();
+    receiptPurger.start();
     if (!bus && config.amqpUrl) {
       const rabbit = await RabbitMqBus.connect({
         url: config.amqpUrl,
@@ -235,6 +261,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
       await loop;
       await workers;
       await sweeper.stop();
+      await receiptPurger.stop();
     });
     // A reachable database is migrated before start() resolves; an unreachable one is retried
     // in the background while the service already answers (503 for note operations).
@@ -265,6 +292,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     knex,
     store,
     outbox,
+    receipts,
     isMigrated: () => migrated,
     whenMigrated: () => migratedPromise,
   };

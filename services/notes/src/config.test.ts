@@ -20,6 +20,7 @@ const productionEnv = () => ({
   MASTER_KEYS: `k2:${KEY(2)},k1:${KEY(1)}`,
   LOOKUP_KEY: KEY(3),
   MAIL_PUBLIC_KEYS: MAILER_PUBLIC,
+  RECEIPT_SIGNING_KEYS: `r1:${KEY(4)}`,
 });
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -61,7 +62,7 @@ describe('loadNotesConfig', () => {
       publicBaseUrl: 'http://localhost:8080', noteRetentionHours: 720, amqpUrl: undefined, amqpExchange: 'vanish',
       heartbeatIntervalMs: 10_000, logLevel: 'info', production: false, scryptLimit: { maxConcurrent: 2, maxQueued: 32 },
     });
-    expect(config.warnings).toHaveLength(3);
+    expect(config.warnings).toHaveLength(4);
     expect(config.warnings.join('\n')).toMatch(/MASTER_KEYS is not set: generated a key/);
     expect(config.lookupKey).toHaveLength(32);
     const keyFile = join(dataDir, 'keys', 'master_keys.txt');
@@ -81,7 +82,7 @@ describe('loadNotesConfig', () => {
     const heard: string[] = [];
     const logger = { debug() {}, info() {}, warn(msg: string) { heard.push(msg); }, error() {}, child() { return logger; } };
     const config = loadNotesConfig({ DATA_DIR: dataDir }, logger);
-    expect(heard).toHaveLength(3);
+    expect(heard).toHaveLength(4);
     expect(config.warnings).toEqual([]);
   });
 
@@ -96,7 +97,7 @@ describe('loadNotesConfig', () => {
 
   it('when NODE_ENV=production lacks every embedded default, then each missing variable is named at once', () => {
     const problems = problemsOf({ NODE_ENV: 'production', DATA_DIR: dataDir });
-    for (const name of ['DATABASE_URL', 'AMQP_URL', 'PUBLIC_BASE_URL', 'MASTER_KEYS', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS']) {
+    for (const name of ['DATABASE_URL', 'AMQP_URL', 'PUBLIC_BASE_URL', 'MASTER_KEYS', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS', 'RECEIPT_SIGNING_KEYS']) {
       expect(problems.some((problem) => problem.startsWith(`${name}:`))).toBe(true);
     }
   });
@@ -140,6 +141,7 @@ describe('loadNotesConfig', () => {
     ['LOOKUP_KEY', 'c2hvcnQ=', /^LOOKUP_KEY: must be 32 bytes/],
     ['MAIL_KEYS', 'nocolon', /^MAIL_KEYS:/],
     ['MAIL_PUBLIC_KEYS', 'nocolon', /^MAIL_PUBLIC_KEYS:/],
+    ['RECEIPT_SIGNING_KEYS', 'r1:c2hvcnQ=', /^RECEIPT_SIGNING_KEYS: key "r1" must be 32 bytes/],
     ['NOTE_RETENTION_HOURS', '0', /^NOTE_RETENTION_HOURS:/],
     ['SWEEP_INTERVAL_MS', '1.5', /^SWEEP_INTERVAL_MS:/],
     ['SCRYPT_MAX_CONCURRENT', '0', /^SCRYPT_MAX_CONCURRENT:/],
@@ -165,7 +167,7 @@ describe('loadNotesConfig', () => {
   });
 
   it('when keys are given, then they are used as given and nothing is written', () => {
-    const config = loadNotesConfig({ DATA_DIR: dataDir, MASTER_KEYS: `a:${KEY(5)}`, LOOKUP_KEY: KEY(6), MAIL_PUBLIC_KEYS: MAILER_PUBLIC });
+    const config = loadNotesConfig({ DATA_DIR: dataDir, MASTER_KEYS: `a:${KEY(5)}`, LOOKUP_KEY: KEY(6), MAIL_PUBLIC_KEYS: MAILER_PUBLIC, RECEIPT_SIGNING_KEYS: `r:${KEY(7)}` });
     expect(config.masterKeys.serialize()).toBe(new KeyRing([{ id: 'a', material: Buffer.alloc(32, 5) }]).serialize());
     expect(config.warnings).toEqual([]);
     expect(() => statSync(join(dataDir, 'keys'))).toThrow();

@@ -27,6 +27,8 @@ export interface NotesConfig {
    * ring MAIL_KEYS when MAIL_PUBLIC_KEYS is not set yet.
    */
   mailSealing: { kind: 'to-mailer'; publicKeys: KeyRing } | { kind: 'legacy'; keys: KeyRing };
+  /** RECEIPT_SIGNING_KEYS: Ed25519 seeds; the first signs receipts, every key's public half is published. */
+  receiptSigningKeys: KeyRing;
   noteRetentionHours: number;
   /** SCRYPT_MAX_CONCURRENT, SCRYPT_MAX_QUEUED: the cap on passcode KDF work of this process. */
   scryptLimit: ScryptLimitOptions;
@@ -73,6 +75,8 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, keyLogger);
   const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger);
   const mailSealing = loadMailSealing(reader, dataDir, keyLogger);
+  const receiptSigningKeys = loadKeyRing(reader, 'RECEIPT_SIGNING_KEYS', dataDir, keyLogger,
+    'receipts signed with it can no longer be checked against a published key');
 
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),
@@ -85,6 +89,7 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     masterKeys: masterKeys!,
     lookupKey: lookupKey!,
     mailSealing: mailSealing!,
+    receiptSigningKeys: receiptSigningKeys!,
     noteRetentionHours: reader.int('NOTE_RETENTION_HOURS', 720, { min: 1, max: 87_600 }),
     scryptLimit: {
       maxConcurrent: reader.int('SCRYPT_MAX_CONCURRENT', DEFAULT_SCRYPT_LIMIT.maxConcurrent, { min: 1, max: 64 }),

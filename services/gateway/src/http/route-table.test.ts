@@ -12,6 +12,10 @@ describe('matchRoute', () => {
     ['/assets/app.css', '/assets/*', 'notes', { GET: undefined, HEAD: undefined }],
     [`/${uuid}`, '/:uuid', 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }],
     ['/unsubscribe/tok_123', '/unsubscribe/:token', 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }],
+    // Receipts (DECISIONS 12): reads and the end-now form count as views; the keys are public.
+    [`/api/receipt/${'R'.repeat(43)}.php`, '/api/receipt/:id.php', 'notes', { GET: 'view', HEAD: 'view' }],
+    [`/r/${'R'.repeat(43)}`, '/r/:id', 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }],
+    ['/.well-known/vanish-receipt-keys.json', '/.well-known/vanish-receipt-keys.json', 'notes', { GET: undefined, HEAD: undefined }],
   ])('when the path is %s, then the route is %s on %s with its limits', (path, template, upstream, methods) => {
     const match = matchRoute(path);
     expect(match.found).toBe(true);
@@ -45,6 +49,8 @@ describe('redactPath', () => {
     expect(redactPath(`/api/view/${uuid}.php`, matchRoute(`/api/view/${uuid}.php`))).toBe('/api/view/:uuid.php');
     expect(redactPath(`/${uuid}`, matchRoute(`/${uuid}`))).toBe('/:uuid');
     expect(redactPath('/unsubscribe/secret-token', matchRoute('/unsubscribe/secret-token'))).toBe('/unsubscribe/:token');
+    expect(redactPath('/r/secret-receipt', matchRoute('/r/secret-receipt'))).toBe('/r/:id');
+    expect(redactPath('/api/receipt/secret-receipt.php', matchRoute('/api/receipt/secret-receipt.php'))).toBe('/api/receipt/:id.php');
   });
 
   it('when an unknown path contains something uuid-shaped, then that part is replaced', () => {

@@ -33,11 +33,15 @@ const route = (
 export const ROUTES: readonly GatewayRoute[] = [
   route('/api/create.php', 'api', /^\/api\/create\.php$/, 'notes', { POST: 'create' }),
   route('/api/view/:uuid.php', 'api', /^\/api\/view\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, true),
+  // Receipts (DECISIONS 12): reads count as views (DECISIONS 5), the id is a secret path.
+  route('/api/receipt/:id.php', 'api', /^\/api\/receipt\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, true),
   route('/api/stats.php', 'api', /^\/api\/stats\.php$/, 'stats', { GET: 'stats', HEAD: 'stats' }),
   route('/api/openapi.json', 'api', /^\/api\/openapi\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/', 'page', /^\/$/, 'notes', { GET: undefined, HEAD: undefined, POST: 'create' }),
   route('/assets/*', 'page', /^\/assets\/[^?#]+$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/favicon.ico', 'page', /^\/favicon\.ico$/, 'notes', { GET: undefined, HEAD: undefined }),
+  route('/.well-known/vanish-receipt-keys.json', 'page', /^\/\.well-known\/vanish-receipt-keys\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
+  route('/r/:id', 'page', /^\/r\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, true),
   route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, true),
   route('/:uuid', 'page', /^\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, true),
 ];

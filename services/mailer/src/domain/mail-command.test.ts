@@ -1,4 +1,6 @@
+import type { MailCommand } from '@vanish/common';
 import { InvalidMailCommand, parseEnvelope, parseMailCommand } from './mail-command';
+import { renderEmail } from './mail-templates';
 
 const link = { kind: 'link', to: 'a@example.com', link: 'https://vanish.test/abc', expiry_type: 'view', expires_at: '2026-01-31 00:00:00', max_views: 1, created_at: '2026-01-01 00:00:00' };
 
@@ -7,6 +9,17 @@ describe('parseMailCommand', () => {
     expect(parseMailCommand(JSON.stringify({ ...link, note: 'creator text' }))).toEqual(link);
     expect(parseMailCommand(JSON.stringify({ kind: 'notification', to: 'a@example.com', read_at: '2026-01-01T10:00:00.000Z', views_left: 0 })))
       .toEqual({ kind: 'notification', to: 'a@example.com', read_at: '2026-01-01T10:00:00.000Z', views_left: 0 });
+  });
+
+  it('when a read notification carries its note\'s receipt link, then the link is kept (DECISIONS 12); a non-http one is refused', () => {
+    const notification = { kind: 'notification', to: 'a@example.com', read_at: '2026-01-01T10:00:00.000Z', views_left: 0 };
+    const receiptUrl = `https://vanish.test/r/${'R'.repeat(43)}`;
+    expect(parseMailCommand(JSON.stringify({ ...notification, receipt_url: receiptUrl }))).toEqual({ ...notification, receipt_url: receiptUrl });
+    expect(() => parseMailCommand(JSON.stringify({ ...notification, receipt_url: 'javascript:alert(1)' }))).toThrow(InvalidMailCommand);
+    const email = renderEmail({ ...notification, receipt_url: receiptUrl } as MailCommand, 'https://vanish.test/unsubscribe/t');
+    expect(email.text).toContain(`lets you end it now:\n${receiptUrl}\n`);
+    expect(email.html).toContain(`<a href="${receiptUrl}">`);
+    expect(renderEmail(notification as MailCommand, 'https://vanish.test/unsubscribe/t').text).not.toContain('/r/');
   });
 
   it.each([

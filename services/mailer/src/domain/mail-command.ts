@@ -58,7 +58,12 @@ export function parseMailCommand(json: string): MailCommand {
   }
   if (v.kind === 'notification') {
     if (!Number.isInteger(v.views_left) || (v.views_left as number) < 0) throw new InvalidMailCommand('views_left is not a non-negative integer');
-    return { kind: 'notification', to, read_at: timestamp(v.read_at, 'read_at'), views_left: v.views_left as number };
+    const receiptUrl = v.receipt_url;
+    if (receiptUrl !== undefined && (typeof receiptUrl !== 'string' || receiptUrl.length > 2048 || !isHttpUrl(receiptUrl))) throw new InvalidMailCommand('receipt_url is not an http(s) URL');
+    return {
+      kind: 'notification', to, read_at: timestamp(v.read_at, 'read_at'), views_left: v.views_left as number,
+      ...(receiptUrl !== undefined ? { receipt_url: receiptUrl as string } : {}),
+    };
   }
   throw new InvalidMailCommand('unknown mail kind');
 }

@@ -69,11 +69,18 @@ function renderNotification(command: NotificationCommand, unsubscribeUrl: string
       : 'It has now self-destructed and cannot be read again.',
     `For your safety this e-mail never holds the note, its passcode or its link.`,
   ];
+  // The creator's receipt (DECISIONS 12): who fetched the link, each read, and an end-now button.
+  const receiptIntro = 'Your receipt shows each time the note was opened or previewed, and lets you end it now:';
+  const receipt = command.receipt_url;
   const text = [
     'Hello,', '', ...lines.flatMap((line) => [line, '']),
+    ...(receipt ? [receiptIntro, receipt, ''] : []),
     `To receive no more e-mails from ${PRODUCT_NAME} at this address: ${unsubscribeUrl}`, '',
   ].join('\n');
-  const html = page(subject, ['<p>Hello,</p>', ...lines.map((line) => `<p>${escapeHtml(line)}</p>`)], unsubscribeUrl);
+  const html = page(subject, [
+    '<p>Hello,</p>', ...lines.map((line) => `<p>${escapeHtml(line)}</p>`),
+    ...(receipt ? [`<p>${escapeHtml(receiptIntro)}</p>`, `<p><a href="${escapeHtml(receipt)}">${escapeHtml(receipt)}</a></p>`] : []),
+  ], unsubscribeUrl);
   return { subject, text, html };
 }
 

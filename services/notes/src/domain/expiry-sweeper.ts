@@ -78,6 +78,8 @@ export class ExpirySweeper {
       const reason = state.expiryType === 'view' ? 'retention' : 'time';
       const out: OutgoingMessage[] = [noteEventMessage('note.expired', { note_id: state.noteRef, reason, was_read: state.currentViews > 0 }, now)];
       await tx.enqueue(out);
+      // The note stopped being readable at its expiry, not when the sweep got to it.
+      await tx.recordReceipt([{ noteRef: state.noteRef, at: state.expiresAt, kind: 'end', reason }]);
       return out;
     });
     if (!messages) return false;

@@ -32,7 +32,7 @@ const HKDF_INFO = 'vanish.note-key.v1';
 const KEY_CHECK_HKDF_INFO = 'vanish.note-key-check.v1';
 const AAD_PREFIX = 'vanish.note.v1';
 
-export type SealedField = 'check' | 'content' | 'email' | 'key_check';
+export type SealedField = 'check' | 'content' | 'email' | 'key_check' | 'receipt';
 
 /** What the store keeps of a note's secrets: no uuid, no passcode, nothing in clear. */
 export interface SealedNote {
@@ -49,6 +49,8 @@ export interface SealedNote {
   emailBox: Buffer | null;
   /** DECISIONS 13: the sealed proof of the fragment key, for a note sealed by its writer; else null. */
   keyCheckBox?: Buffer | null;
+  /** The receipt id sealed under the note key, for the read notification's receipt link (DECISIONS 12). */
+  receiptBox?: Buffer | null;
 }
 
 export interface NoteSecrets {
@@ -57,12 +59,15 @@ export interface NoteSecrets {
   notificationEmail: string | null;
   /** DECISIONS 13: base64url(HMAC-SHA-256(K, ...)) from the writer, when the writer sealed the text. */
   keyCheck?: string | null;
+  /** Sealed only beside a notification e-mail, the one place it is needed when the note is read. */
+  receiptId?: string | null;
 }
 
 /** The row's sealed fields opened with the right note key. */
 export interface OpenedNote {
   content: string;
   notificationEmail: string | null;
+  receiptId?: string | null;
 }
 
 export type OpenResult = { outcome: 'opened'; note: OpenedNote } | { outcome: 'wrong_passcode' };
@@ -149,6 +154,9 @@ export class NoteCrypto {
       keyCheckBox: secrets.keyCheck
         ? aeadSeal(this.keyCheckKey(master.material, uuid, salt), Buffer.from(secrets.keyCheck, 'base64url'), aad('key_check'))
         : null,
+      ...(secrets.receiptId && secrets.notificationEmail !== null
+        ? { receiptBox: aeadSeal(key, Buffer.from(secrets.receiptId, 'utf8'), aad('receipt')) }
+        : {}),
     };
   }
 
@@ -193,7 +201,8 @@ export class NoteCrypto {
     try {
       const content = aeadOpen(key, sealed.contentBox, aad('content')).toString('utf8');
       const notificationEmail = sealed.emailBox ? aeadOpen(key, sealed.emailBox, aad('email')).toString('utf8') : null;
-      return { outcome: 'opened', note: { content, notificationEmail } };
+      const receiptId = sealed.receiptBox ? aeadOpen(key, sealed.receiptBox, aad('receipt')).toString('utf8') : null;
+      return { outcome: 'opened', note: { content, notificationEmail, ...(receiptId !== null ? { receiptId } : {}) } };
     } catch (err) {
       throw new NoteIntegrityError('a sealed field does not open although the check block does', err);
     }

@@ -3,7 +3,8 @@ import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
 import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
-import type { NoteRecord, NoteStore } from './ports';
+import type { NoteRecord, NoteStore, ReceiptEntry } from './ports';
+import type { ReceiptIds } from '../receipts/receipt-ids';
 
 /** DECISIONS 3: no note is ever readable more than 100 times; time notes report 100. */
 export const TIME_NOTE_MAX_VIEWS = 100;
@@ -32,6 +33,8 @@ export interface NoteServiceOptions {
   retentionHours: number;
   logger: Logger;
   events?: NoteEventsObserver;
+  /** Issues each note's receipt (DECISIONS 12); without it notes are made without receipts. */
+  receiptIds?: ReceiptIds;
 }
 
 /**
@@ -47,6 +50,7 @@ export class NoteService implements NotesApi {
   private readonly retentionMs: number;
   private readonly logger: Logger;
   private readonly events: NoteEventsObserver | undefined;
+  private readonly receiptIds: ReceiptIds | undefined;
 
   constructor(options: NoteServiceOptions) {
     if (!Number.isInteger(options.retentionHours) || options.retentionHours < 1) {
@@ -60,6 +64,7 @@ export class NoteService implements NotesApi {
     this.retentionMs = options.retentionHours * HOUR_MS;
     this.logger = options.logger;
     this.events = options.events;
+    this.receiptIds = options.receiptIds;
   }
 
   async create(input: CreateNoteInput): Promise<CreatedNote> {
@@ -73,7 +78,8 @@ export class NoteService implements NotesApi {
     const maxViews = input.expiryType === 'time' ? TIME_NOTE_MAX_VIEWS : input.maxViews;
     const passcode = input.passcode === '' ? null : input.passcode;
     const keyCheck = input.keyCheck ?? null;
-    const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: input.notificationEmail, keyCheck });
+    const receiptId = this.receiptIds?.newId();
+    const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: input.notificationEmail, keyCheck, receiptId });
     const note: NoteRecord = {
       ...sealed,
       noteRef: this.crypto.newNoteRef(),
@@ -86,6 +92,7 @@ export class NoteService implements NotesApi {
       attemptsReservedUntil: new Date(0),
       createdAt: now,
       expiresAt,
+      ...(receiptId !== undefined ? { receiptKey: this.receiptIds!.keyOf(receiptId) } : {}),
     };
     const url = `${this.publicBaseUrl}/${uuid}`;
     const messages: OutgoingMessage[] = [noteEventMessage('note.created', { note_id: note.noteRef, expiry_type: input.expiryType }, now)];
@@ -104,7 +111,8 @@ export class NoteService implements NotesApi {
     }
     await this.store.insertNew(note, messages);
     notifyObserver(this.events, messages);
-    return { uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now };
+    const receiptUrl = receiptId !== undefined ? { receiptUrl: `${this.publicBaseUrl}/r/${receiptId}` } : {};
+    return { uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now, ...receiptUrl };
   }
 
   async metadata(uuid: string): Promise<NoteMetadata> {
@@ -167,6 +175,7 @@ export class NoteService implements NotesApi {
       await tx.delete(lookup);
       const out = [noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'takedown', was_read: state.currentViews > 0 }, now)];
       await tx.enqueue(out);
+      await tx.recordReceipt([{ noteRef: state.noteRef, at: now, kind: 'end', reason: 'takedown' }]);
       return out;
     });
     if (!messages) return false;
@@ -202,6 +211,10 @@ export class NoteService implements NotesApi {
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
       }
       await tx.enqueue(messages);
+      // The receipt shows these as the wrong passcodes they are now counted as (DECISIONS 12).
+      const receipt: ReceiptEntry[] = Array.from({ length: state.attemptsInFlight }, () => ({ noteRef: state.noteRef, at: now, kind: 'wrong_passcode' as const }));
+      if (lockedOut) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'lockout' });
+      await tx.recordReceipt(receipt);
       return { gone: lockedOut, messages };
     });
     if (result.messages.length > 0) {
@@ -229,6 +242,7 @@ export class NoteService implements NotesApi {
           to: notificationEmail,
           read_at: formatTimestamp(now),
           views_left: Math.max(0, state.maxViews - state.currentViews),
+          ...(opened.receiptId ? { receipt_url: `${this.publicBaseUrl}/r/${opened.receiptId}` } : {}),
         }, now));
       }
       if (destroyed) {
@@ -236,6 +250,9 @@ export class NoteService implements NotesApi {
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'views', was_read: true }, now));
       }
       await tx.enqueue(messages);
+      const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'reveal' }];
+      if (destroyed) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'views' });
+      await tx.recordReceipt(receipt);
       return { messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };
     });
     if (!result) return { outcome: 'not_found' };
@@ -256,6 +273,9 @@ export class NoteService implements NotesApi {
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
       }
       await tx.enqueue(messages);
+      const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'wrong_passcode' }];
+      if (lockedOut) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'lockout' });
+      await tx.recordReceipt(receipt);
       return { messages, lockedOut, attemptsLeft: attemptsLeft(state) };
     });
     if (!result) return { outcome: 'not_found' };
@@ -280,5 +300,6 @@ function sealedOf(note: NoteRecord): SealedNote {
     contentBox: note.contentBox,
     emailBox: note.emailBox,
     keyCheckBox: note.keyCheckBox ?? null,
+    receiptBox: note.receiptBox ?? null,
   };
 }

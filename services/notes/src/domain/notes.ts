@@ -27,6 +27,8 @@ export interface CreatedNote {
   maxViews: number;
   hasPasscode: boolean;
   createdAt: Date;
+  /** `{PUBLIC_BASE_URL}/r/{receipt_id}`: the creator's receipt (DECISIONS 12), shown once. */
+  receiptUrl?: string;
 }
 
 export interface NoteMetadata {

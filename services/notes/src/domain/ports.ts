@@ -27,6 +27,10 @@ export interface NoteRecord {
   createdAt: Date;
   /** Time expiry for `time`/`both`, the retention deadline for `view`. */
   expiresAt: Date;
+  /** Keyed hash of the note's receipt id (DECISIONS 12); absent for a note made without a receipt. */
+  receiptKey?: string;
+  /** The receipt id sealed under the note key (only beside a notification e-mail). */
+  receiptBox?: Buffer | null;
 }
 
 /** The counters of a note, read under the row lock inside a transaction. */
@@ -70,7 +74,25 @@ export interface NoteTransaction {
   delete(lookup: string): Promise<boolean>;
   /** Appends to the transactional outbox. */
   enqueue(messages: readonly OutgoingMessage[]): Promise<void>;
+  /**
+   * Appends to the note's receipt timeline (DECISIONS 12) in this transaction; an `end` entry also
+   * marks the receipt ended, which starts its retention. A note without a receipt records nothing.
+   */
+  recordReceipt(entries: readonly ReceiptEntry[]): Promise<void>;
 }
+
+/** How a note ended, as its receipt and its end event say (DECISIONS 7, 12). */
+export type NoteEndReason = 'views' | 'lockout' | 'takedown' | 'creator' | 'time' | 'retention';
+
+/** A coarse class of the client that fetched the note page: never the user agent itself. */
+export type ClientClass = 'link_preview_bot' | 'browser' | 'other';
+
+/** One row of a receipt's timeline: no address, no user agent, no uuid, no content. */
+export type ReceiptEntry =
+  | { noteRef: string; at: Date; kind: 'reveal' }
+  | { noteRef: string; at: Date; kind: 'wrong_passcode' }
+  | { noteRef: string; at: Date; kind: 'page_fetch'; client: ClientClass }
+  | { noteRef: string; at: Date; kind: 'end'; reason: NoteEndReason };
 
 export interface NoteStore {
   /** The note when it exists and `now` is before its expires_at; never changes anything. */

@@ -58,7 +58,7 @@ describe('API routes', () => {
   it('when a note is created, then the SPEC 2.2 body formats times as UTC YYYY-MM-DD HH:MM:SS', async () => {
     const created: CreatedNote = {
       uuid: UUID, url: `https://n.example/${UUID}`, expiryType: 'time', expiresAt: new Date('2026-03-04T05:06:07.890Z'),
-      maxViews: 100, hasPasscode: true, createdAt: new Date('2026-03-04T04:06:07Z'),
+      maxViews: 100, hasPasscode: true, createdAt: new Date('2026-03-04T04:06:07Z'), receiptUrl: `https://n.example/r/${'R'.repeat(43)}`,
     };
     notes.create = async (input) => {
       expect(input).toMatchObject({ content: 'x', expiryType: 'time', expiryHours: 1 });
@@ -66,7 +66,7 @@ describe('API routes', () => {
     };
     const { status, json } = await call('POST', '/api/create.php', { content: 'x', expiry_type: 'time', expiry_time: 1 });
     expect(status).toBe(200);
-    expect(json).toEqual({ success: true, uuid: UUID, url: `https://n.example/${UUID}`, expires_at: '2026-03-04 05:06:07', max_views: 100, has_passcode: true });
+    expect(json).toEqual({ success: true, uuid: UUID, url: `https://n.example/${UUID}`, expires_at: '2026-03-04 05:06:07', max_views: 100, has_passcode: true, receipt_url: `https://n.example/r/${'R'.repeat(43)}` });
   });
 
   it('when metadata is read, then SPEC 2.1 fields come back with is_destroyed false', async () => {
@@ -123,7 +123,7 @@ describe('API routes', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       return {
         uuid: UUID, url: `http://localhost:8080/${UUID}`, expiryType: 'view', expiresAt: new Date('2026-02-01T00:00:00Z'),
-        maxViews: 1, hasPasscode: false, createdAt: new Date('2026-01-01T00:00:00Z'),
+        maxViews: 1, hasPasscode: false, createdAt: new Date('2026-01-01T00:00:00Z'), receiptUrl: 'http://localhost:8080/r/receipt-id',
       };
     };
     const { status, json } = await call('POST', '/api/create.php', { content: 'x' });

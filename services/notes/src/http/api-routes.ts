@@ -60,6 +60,7 @@ export function createdBody(note: CreatedNote) {
     expires_at: formatTimestamp(note.expiresAt),
     max_views: note.maxViews,
     has_passcode: note.hasPasscode,
+    ...(note.receiptUrl !== undefined ? { receipt_url: note.receiptUrl } : {}),
   };
 }
 

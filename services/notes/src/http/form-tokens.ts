@@ -7,7 +7,7 @@ export interface UsedTokenStore {
   consume(tokenId: string, expiresAt: Date): Promise<boolean>;
 }
 
-export type FormPurpose = 'create' | 'reveal';
+export type FormPurpose = 'create' | 'reveal' | 'end-note';
 
 interface TokenPayload {
   p: FormPurpose;

@@ -14,13 +14,15 @@ export interface PageRoutesDeps {
   formTokens: FormTokens;
   publicBaseUrl: string;
   logger: Logger;
+  /** Told of every GET/HEAD of a note page, for the note's receipt (DECISIONS 12). */
+  receipts?: { notePageFetched(uuid: string, userAgent: string | undefined): Promise<void> };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const FORM_FIELDS = ['content', 'expiry_type', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email'] as const;
 
 class PageNotFound extends Error {}
-class PageForbidden extends Error {}
+export class PageForbidden extends Error {}
 
 /**
  * DECISIONS 9: the only place note content is ever shown. GET never consumes a view (link
@@ -71,6 +73,10 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   router.get('/:uuid', routeName('/:uuid'), async (req, res) => {
     const uuid = noteId(req);
     const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
+    // The page itself uses no view; the receipt records the fetch (a link preview or a reader).
+    await deps.receipts?.notePageFetched(uuid, req.get('user-agent')).catch((err: unknown) => {
+      deps.logger.warn('receipt: page fetch not recorded', { requestId: res.locals.requestId, err: describe(err) });
+    });
     send(res, 200, notePage(meta, deps.formTokens.issue('reveal', uuid)));
   });
 
@@ -151,7 +157,7 @@ function notFoundAsPage(err: unknown): never {
  * origin of form posts), so an explicit Origin must be ours and a bare `null` needs Sec-Fetch-Site.
  * Clients that send neither still need the single-use form token.
  */
-function sameOriginOrThrow(req: Request, allowedOrigin: string, options: { opaqueOriginAllowed?: boolean } = {}): void {
+export function sameOriginOrThrow(req: Request, allowedOrigin: string, options: { opaqueOriginAllowed?: boolean } = {}): void {
   const site = req.get('sec-fetch-site');
   if (site !== undefined) {
     if (site !== 'same-origin') throw new PageForbidden();

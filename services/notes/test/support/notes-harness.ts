@@ -7,6 +7,11 @@ import { NoteService } from '../../src/domain/note-service';
 import type { CreateNoteInput } from '../../src/domain/notes';
 import { KnexNoteStore } from '../../src/adapters/db/knex-note-store';
 import { KnexOutboxStore } from '../../src/adapters/db/knex-outbox-store';
+import { KnexReceiptStore } from '../../src/adapters/db/knex-receipt-store';
+import { ReceiptIds } from '../../src/receipts/receipt-ids';
+import { ReceiptPurger } from '../../src/receipts/receipt-purger';
+import { ReceiptService } from '../../src/receipts/receipt-service';
+import { ReceiptSigner } from '../../src/receipts/receipt-signer';
 
 /** Cheap scrypt for tests; production parameters are asserted in note-crypto.test.ts. */
 export const TEST_KDF: ScryptParams = { N: 1024, r: 8, p: 1 };
@@ -16,6 +21,8 @@ export interface NotesKeys {
   lookupKey: Buffer;
   /** The mailer's private ring: notes gets only its public half; tests open commands with it. */
   mailPrivateKeys: KeyRing;
+  /** Ed25519 seeds that sign receipts (a fresh ring when absent). */
+  receiptSigningKeys?: KeyRing;
 }
 
 export function newKeys(): NotesKeys {
@@ -40,17 +47,24 @@ class CountingNoteCrypto extends NoteCrypto {
 }
 
 /** The real domain on real knex stores, wired the way compose.ts does it. */
-export function buildNotes(knex: Knex, keys: NotesKeys = newKeys(), clock: Clock = new ManualClock(new Date()), checks = new PasscodeChecks()) {
+export function buildNotes(knex: Knex, keys: NotesKeys = newKeys(), clock: Clock = new ManualClock(new Date()), checks = new PasscodeChecks(), retentionHours = 720) {
   const store = new KnexNoteStore(knex, clock);
   const outbox = new KnexOutboxStore(knex, clock);
   const crypto = new CountingNoteCrypto(keys, checks);
   const mailSealer = new ConsumerSealer(publicRingOf(keys.mailPrivateKeys), MAIL_SEAL_PURPOSE);
   const mailOpener = new ConsumerOpener(keys.mailPrivateKeys, MAIL_SEAL_PURPOSE);
+  const receiptIds = new ReceiptIds(keys.lookupKey);
   const service = new NoteService({
-    store, crypto, mailSealer, clock, publicBaseUrl: 'http://localhost:8080', retentionHours: 720, logger: silentLogger,
+    store, crypto, mailSealer, clock, publicBaseUrl: 'http://localhost:8080', retentionHours, logger: silentLogger, receiptIds,
   });
   const sweeper = () => new ExpirySweeper({ store, clock, intervalMs: 60_000, logger: silentLogger, batchSize: 3 });
-  return { store, outbox, crypto, mailSealer, mailOpener, service, sweeper, keys, clock, checks };
+  const receiptStore = new KnexReceiptStore(knex);
+  const signer = new ReceiptSigner(keys.receiptSigningKeys ?? KeyRing.generate('r1'));
+  const receipts = new ReceiptService({
+    store, receipts: receiptStore, ids: receiptIds, noteCrypto: crypto, signer, clock, publicBaseUrl: 'http://localhost:8080', retentionHours, logger: silentLogger,
+  });
+  const receiptPurger = () => new ReceiptPurger({ receipts: receiptStore, clock, retentionHours, intervalMs: 60_000, logger: silentLogger, batchSize: 2 });
+  return { store, outbox, crypto, mailSealer, mailOpener, service, sweeper, keys, clock, receipts, receiptStore, signer, receiptPurger, checks };
 }
 
 export const noteInput = (over: Partial<CreateNoteInput> = {}): CreateNoteInput => ({

@@ -13,6 +13,9 @@ describe('parseNoteEvent and effectOf', () => {
   it.each([
     ['note.destroyed', { reason: 'views', was_read: true }, 1],
     ['note.destroyed', { reason: 'lockout', was_read: false }, 0],
+    // Ended from the receipt (DECISIONS 12): an end like any other for success_rate (DECISIONS 6).
+    ['note.destroyed', { reason: 'creator', was_read: false }, 0],
+    ['note.destroyed', { reason: 'creator', was_read: true }, 1],
     ['note.expired', { reason: 'time', was_read: true }, 1],
     ['note.expired', { reason: 'retention', was_read: false }, 0],
   ])('when %s arrives with %o, then one note ended and read-before-end counts %d', (event, data, read) => {

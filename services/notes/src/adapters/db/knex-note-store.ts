@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import {
   AppError, GroupCommit, InternalError, ServiceUnavailableError, systemClock, type Clock, type ExpiryType, type OutgoingMessage,
 } from '@vanish/common';
-import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
+import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
+import { receiptEventRow, receiptRowOf } from './knex-receipt-store';
 import { connectionIdOf, endConnection } from './commit-outcome';
 import {
   DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions,
@@ -18,6 +19,7 @@ interface NoteRow {
   content_box: Buffer;
   email_box: Buffer | null;
   key_check_box: Buffer | null;
+  receipt_box?: Buffer | null;
   has_passcode: number | boolean;
   expiry_type: string;
   max_views: number;
@@ -264,6 +266,8 @@ class KnexNoteTransaction implements NoteTransaction {
   /** One multi-row INSERT. */
   async insertAll(notes: readonly NoteRecord[]): Promise<void> {
     await this.trx('notes').insert(notes.map(toRow));
+    const receipts = notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf);
+    if (receipts.length > 0) await this.trx('receipts').insert(receipts);
   }
 
   async claimView(lookup: string, now: Date): Promise<boolean> {
@@ -319,6 +323,20 @@ class KnexNoteTransaction implements NoteTransaction {
     return Number(await this.trx('notes').where({ lookup }).delete()) === 1;
   }
 
+  async recordReceipt(entries: readonly ReceiptEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    // Only notes that have a receipt get timeline rows (a row without its receipt would never be purged).
+    const refs = [...new Set(entries.map((entry) => entry.noteRef))];
+    const withReceipt = new Set((await this.trx('receipts').select('note_ref').whereIn('note_ref', refs)).map((row: { note_ref: string }) => row.note_ref));
+    const rows = entries.filter((entry) => withReceipt.has(entry.noteRef));
+    if (rows.length === 0) return;
+    await this.trx('receipt_events').insert(rows.map(receiptEventRow));
+    for (const end of rows) {
+      if (end.kind !== 'end') continue;
+      await this.trx('receipts').where({ note_ref: end.noteRef }).whereNull('ended_at').update({ ended_at: end.at.getTime(), end_reason: end.reason });
+    }
+  }
+
   async enqueue(messages: readonly OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const createdAt = this.clock.now().getTime();
@@ -337,6 +355,7 @@ function toRow(note: NoteRecord): NoteRow {
     content_box: note.contentBox,
     email_box: note.emailBox,
     key_check_box: note.keyCheckBox ?? null,
+    receipt_box: note.receiptBox ?? null,
     has_passcode: note.hasPasscode,
     expiry_type: note.expiryType,
     max_views: note.maxViews,
@@ -360,6 +379,7 @@ function toRecord(row: NoteRow): NoteRecord {
     contentBox: Buffer.from(row.content_box),
     emailBox: row.email_box === null ? null : Buffer.from(row.email_box),
     keyCheckBox: row.key_check_box === null || row.key_check_box === undefined ? null : Buffer.from(row.key_check_box),
+    receiptBox: row.receipt_box ? Buffer.from(row.receipt_box) : null,
     hasPasscode: Boolean(Number(row.has_passcode)),
     expiryType: row.expiry_type as ExpiryType,
     maxViews: Number(row.max_views),

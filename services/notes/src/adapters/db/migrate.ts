@@ -4,6 +4,7 @@ import * as createNotes from '../../migrations/20261122031500_create_notes';
 import * as createOutbox from '../../migrations/20261122031600_create_outbox';
 import * as createUsedFormTokens from '../../migrations/20261122040000_create_used_form_tokens';
 import * as addAttemptsInFlight from '../../migrations/20261125090000_add_attempts_in_flight';
+import * as createReceipts from '../../migrations/20261125090000_create_receipts';
 import * as addKeyCheckBox from '../../migrations/20261125100000_add_key_check_box';
 
 interface Migration {
@@ -17,6 +18,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122031600_create_outbox', createOutbox],
   ['20261122040000_create_used_form_tokens', createUsedFormTokens],
   ['20261125090000_add_attempts_in_flight', addAttemptsInFlight],
+  ['20261125090000_create_receipts', createReceipts],
   ['20261125100000_add_key_check_box', addKeyCheckBox],
 ];
 

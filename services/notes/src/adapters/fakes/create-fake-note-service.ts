@@ -4,6 +4,7 @@ import { NoteCrypto } from '../../domain/note-crypto';
 import type { NoteEventsObserver } from '../../domain/note-events';
 import { NoteService } from '../../domain/note-service';
 import { FakeNoteStore } from './fake-note-store';
+import { ReceiptIds } from '../../receipts/receipt-ids';
 
 export interface FakeNoteServiceOptions {
   publicBaseUrl?: string;
@@ -23,7 +24,9 @@ export function createFakeNoteService(options: FakeNoteServiceOptions = {}) {
   const mailPrivateKeys = KeyRing.generate('m1');
   const mailSealer = new ConsumerSealer(publicRingOf(mailPrivateKeys), MAIL_SEAL_PURPOSE);
   const mailOpener = new ConsumerOpener(mailPrivateKeys, MAIL_SEAL_PURPOSE);
-  const crypto = new NoteCrypto({ masterKeys: KeyRing.generate('k1'), lookupKey: randomBytes(32), kdf: { N: 1024, r: 8, p: 1 } });
+  const lookupKey = randomBytes(32);
+  const crypto = new NoteCrypto({ masterKeys: KeyRing.generate('k1'), lookupKey, kdf: { N: 1024, r: 8, p: 1 } });
+  const receiptIds = new ReceiptIds(lookupKey);
   const service = new NoteService({
     store,
     crypto,
@@ -33,6 +36,7 @@ export function createFakeNoteService(options: FakeNoteServiceOptions = {}) {
     retentionHours: options.retentionHours ?? 720,
     logger: options.logger ?? silentLogger,
     events: options.events,
+    receiptIds,
   });
-  return { service, store, clock, crypto, mailSealer, mailOpener };
+  return { service, store, clock, crypto, mailSealer, mailOpener, receiptIds };
 }

@@ -1,5 +1,5 @@
 import { ServiceUnavailableError, type OutboxRow, type OutboxStore, type OutgoingMessage } from '@vanish/common';
-import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } from '../../domain/ports';
+import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
 
 /**
  * In-memory NoteStore and OutboxStore for unit tests. Transactions run one at a time on a copy of
@@ -9,6 +9,8 @@ import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction } f
 export class FakeNoteStore implements NoteStore, OutboxStore {
   notes = new Map<string, NoteRecord>();
   outbox: OutboxRow[] = [];
+  /** Receipt timelines (DECISIONS 12) of notes created with a receipt, by note_ref. */
+  receipts = new Map<string, ReceiptEntry[]>();
   available = true;
   private nextSeq = 1;
   private queue: Promise<unknown> = Promise.resolve();
@@ -93,6 +95,7 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
     this.assertAvailable();
     const notes = new Map([...this.notes].map(([key, note]) => [key, { ...note }]));
     const outbox = [...this.outbox];
+    const receipts = new Map([...this.receipts].map(([ref, entries]) => [ref, [...entries]]));
     let nextSeq = this.nextSeq;
     const active = (lookup: string, now: Date) => {
       const note = notes.get(lookup);
@@ -102,6 +105,7 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
       insert: async (note) => {
         if (notes.has(note.lookup)) throw new Error('duplicate lookup');
         notes.set(note.lookup, { ...note });
+        if (note.receiptKey !== undefined) receipts.set(note.noteRef, []);
       },
       claimView: async (lookup, now) => {
         const note = active(lookup, now);
@@ -136,6 +140,9 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
       enqueue: async (messages: readonly OutgoingMessage[]) => {
         for (const message of messages) outbox.push({ seq: nextSeq++, ...message });
       },
+      recordReceipt: async (entries) => {
+        for (const entry of entries) receipts.get(entry.noteRef)?.push(entry);
+      },
     };
     const result = await work(tx);
     if (this.failNext) {
@@ -145,6 +152,7 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
     }
     this.notes = notes;
     this.outbox = outbox;
+    this.receipts = receipts;
     this.nextSeq = nextSeq;
     return result;
   }

@@ -3,7 +3,7 @@ import type { CreatedNote, NoteMetadata } from '../../domain/notes';
 import { ASSET_INTEGRITY } from './assets';
 import { type Html, html, raw } from './html';
 
-function layout(title: string, body: Html): string {
+export function layout(title: string, body: Html): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -141,6 +141,7 @@ function createdInBrowserPage(note: CreatedNote): string {
   <p class="error" id="key-gone" hidden>This page was opened again: the key was shown once and is not kept anywhere, so the link above cannot open the note.</p>
   <p class="hint">This link is the only key to the note. We cannot show it to you again.</p>
 </section>
+${note.receiptUrl ? receiptSection(note.receiptUrl) : raw('')}
 <p><a href="/">Write another note</a></p>`);
 }
 
@@ -157,6 +158,7 @@ export function createdPage(note: CreatedNote, qrSvg: string, clientEncrypted = 
   <p class="hint">This note was encrypted by the server: it had the text while sealing it, and has it again while it is shown. Notes written with JavaScript on (over HTTPS or on localhost) are encrypted in your browser instead.</p>
   <figure class="qr">${raw(qrSvg)}<figcaption class="hint">QR code of the link</figcaption></figure>
 </section>
+${note.receiptUrl ? receiptSection(note.receiptUrl) : raw('')}
 <p><a href="/">Write another note</a></p>`);
 }
 
@@ -219,4 +221,14 @@ export function errorPage(message: string): string {
   return layout('Something went wrong', html`
 <h1>Something went wrong</h1>
 <div class="card"><p>${message}</p><p>No view was counted. Please try again in a moment.</p></div>`);
+}
+
+/** DECISIONS 12: the creator's receipt link, beside the note's link, shown once. */
+function receiptSection(receiptUrl: string): Html {
+  return html`<section class="card" aria-labelledby="receipt-heading">
+  <h2 id="receipt-heading">Your receipt: keep this, do not share it</h2>
+  <p class="link" id="receipt-link"><a href="${receiptUrl}">${receiptUrl}</a></p>
+  <button type="button" class="secondary" data-copy-target="receipt-link" hidden>Copy receipt link</button>
+  <p class="hint">Only for you: it shows whether the note was opened, by a person or a link preview, and lets you end it early. It never shows the note. Whoever has it can end the note, so do not send it with the link.</p>
+</section>`;
 }

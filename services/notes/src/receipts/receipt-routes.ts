@@ -1,0 +1,95 @@
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import {
+  AppError, NotFoundError, ServiceUnavailableError, apiHeaders, errorHandler, isUndecodablePath, methodsOnly, pageHeaders, routeName, type Logger,
+} from '@vanish/common';
+import type { FormTokens } from '../http/form-tokens';
+import { PageForbidden, sameOriginOrThrow } from '../http/page-routes';
+import { errorPage, forbiddenPage } from '../http/pages/templates';
+import { receiptNotFoundPage, receiptPage } from './receipt-pages';
+import type { ReceiptService } from './receipt-service';
+import type { ReceiptSigner } from './receipt-signer';
+
+/** Route templates: the only names logs and metrics see (never the receipt id). */
+export const RECEIPT_ROUTES = {
+  api: '/api/receipt/:id.php',
+  page: '/r/:id',
+  keys: '/.well-known/vanish-receipt-keys.json',
+} as const;
+
+export interface ReceiptRoutesDeps {
+  receipts: ReceiptService;
+  signer: ReceiptSigner;
+  formTokens: FormTokens;
+  publicBaseUrl: string;
+  logger: Logger;
+  isAvailable?: () => boolean;
+}
+
+class ReceiptPageNotFound extends Error {}
+
+/**
+ * The receipt's JSON, mounted at /api/receipt before the API router (whose catch-all would answer
+ * 404 first). Unknown, purged and malformed ids answer the same 404 (DECISIONS 12).
+ */
+export function createReceiptApiRoutes(deps: ReceiptRoutesDeps): Router {
+  const router = Router();
+  router.use(apiHeaders);
+  router.all('/:id.php', routeName(RECEIPT_ROUTES.api), methodsOnly(['GET']), async (req, res) => {
+    if (deps.isAvailable && !deps.isAvailable()) throw new ServiceUnavailableError('The note store is not available yet; retry shortly');
+    const signed = await deps.receipts.readSigned(String(req.params.id));
+    if (!signed) throw new NotFoundError('NOT_FOUND', 'Receipt not found');
+    res.status(200).json({ success: true, ...signed });
+  });
+  // Anything else under /api/receipt is left to the API router's own 404.
+  router.use((err: unknown, _req: Request, _res: Response, next: NextFunction) => {
+    next(isUndecodablePath(err) ? new NotFoundError('NOT_FOUND', 'Receipt not found') : err);
+  });
+  router.use(errorHandler(deps.logger.child('notes/receipts-api')));
+  return router;
+}
+
+/** The receipt page, its "End this note now" form, and the public signing keys. */
+export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
+  const router = Router();
+  const allowedOrigin = new URL(deps.publicBaseUrl).origin;
+  const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, inflate: false });
+  const send = (res: Response, status: number, page: string) => { res.status(status).type('html').send(page); };
+
+  router.get(RECEIPT_ROUTES.keys, routeName(RECEIPT_ROUTES.keys), (_req, res) => {
+    apiHeaders(_req, res, () => undefined);
+    // Public and the same for everyone; verifiers may cache it briefly.
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.status(200).json(deps.signer.publicJwks);
+  });
+
+  router.get('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, async (req, res) => {
+    const id = String(req.params.id);
+    const receipt = await deps.receipts.read(id);
+    if (!receipt) throw new ReceiptPageNotFound();
+    const token = receipt.status === 'active' ? deps.formTokens.issue('end-note', id) : null;
+    send(res, 200, receiptPage(receipt, token, `/api/receipt/${id}.php`));
+  });
+
+  router.post('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, form, async (req, res) => {
+    const id = String(req.params.id);
+    sameOriginOrThrow(req, allowedOrigin);
+    const token = typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>).form_token : undefined;
+    if (!(await deps.formTokens.redeem(token, 'end-note', id))) throw new PageForbidden();
+    const outcome = await deps.receipts.endNow(id);
+    if (outcome === 'not_found') throw new ReceiptPageNotFound();
+    // Post/redirect/get: a reload shows the receipt instead of posting again.
+    res.redirect(303, `/r/${id}`);
+  });
+
+  router.use('/r', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) { next(err); return; }
+    if (err instanceof ReceiptPageNotFound || isUndecodablePath(err)) { send(res, 404, receiptNotFoundPage()); return; }
+    if (err instanceof PageForbidden) { send(res, 403, forbiddenPage()); return; }
+    if (err instanceof AppError && err.statusCode < 500) { send(res, 400, errorPage('The form could not be read.')); return; }
+    const status = err instanceof AppError ? err.statusCode : 500;
+    if (err instanceof AppError) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+    deps.logger.error('receipt page failed', { requestId: res.locals.requestId, route: res.locals.routeName, err: err instanceof Error ? err.message : String(err) });
+    send(res, status, errorPage(status === 503 ? 'The service is briefly unavailable.' : 'The service could not complete this request.'));
+  });
+  return router;
+}
