@@ -1,7 +1,7 @@
 import { writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type pino from 'pino';
-import { prettyFactory } from 'pino-pretty';
+import { isColorSupported, prettyFactory } from 'pino-pretty';
 import type { Env, Logger } from '@vanish/common';
 import type { AllInOneConfig, ServiceName, ServicePorts } from './config';
 
@@ -19,9 +19,10 @@ export function wantsReadableLogs(env: Env, stdoutIsTerminal: boolean): boolean 
 /**
  * A pino destination that turns each JSON line into a readable one (pino-pretty's formatter) and writes
  * it to the file descriptor at once, as the JSON destination does (sync: true): no line waits in memory,
- * so every exit path keeps its last lines, and flushing has nothing to do.
+ * so every exit path keeps its last lines, and flushing has nothing to do. Colours only where the
+ * terminal takes them (pino-pretty's own check, which honours NO_COLOR).
  */
-export function readableDestination(fd = 1, colorize = true): pino.DestinationStream {
+export function readableDestination(fd = 1, colorize = isColorSupported): pino.DestinationStream {
   const prettify = prettyFactory({
     colorize,
     singleLine: true,

@@ -3,13 +3,14 @@ import { createLogger, exitFatally, guardProcess, Lifecycle, type Logger, type L
 import { InProcessBus } from '@vanish/bus';
 import { assembleAllInOne } from './assemble';
 import { loadAllInOneConfig } from './config';
+import { isColorSupported } from 'pino-pretty';
 import { firstRunBanner, readableDestination, RoutineAtDebug, wantsReadableLogs } from './first-run';
 import { SERVICE_MODULES } from './modules';
 
 // At a terminal, readable lines and a banner; anywhere else (pipes, containers, CI, LOG_FORMAT=json), JSON.
 const readable = wantsReadableLogs(process.env, process.stdout.isTTY === true);
 const makeLogger = (level?: LogLevel): Logger =>
-  readable ? new RoutineAtDebug(createLogger('all-in-one', level, readableDestination())) : createLogger('all-in-one', level);
+  readable ? new RoutineAtDebug(createLogger('all-in-one', level, readableDestination(1, process.stdout.isTTY === true && isColorSupported))) : createLogger('all-in-one', level);
 
 const bootLogger = makeLogger();
 guardProcess(bootLogger);
