@@ -163,8 +163,12 @@ describe('docker compose up --build, as the README says', () => {
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   });
 
+  let wentDown = false;
+
   afterAll(async () => {
     await browser?.close();
+    // A failed step must not leave nine containers holding the machine's ports and memory.
+    if (!wentDown) await composeDown().catch((err: unknown) => process.stdout.write(`compose down after a failure: ${(err as Error).message}\n`));
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
     const lines = Object.entries(timings).map(([step, seconds]) => `  ${step}: ${seconds} s`);
     process.stdout.write(`compose test timings (total ${Math.round((Date.now() - started) / 1000)} s):\n${lines.join('\n')}\n`);
@@ -279,6 +283,7 @@ describe('docker compose up --build, as the README says', () => {
 
   it('down -v leaves no container, volume or network', async () => {
     await timed('down -v', composeDown);
+    wentDown = true;
     await expect(projectLeftovers()).resolves.toBe('');
   });
 });
