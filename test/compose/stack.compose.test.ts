@@ -11,7 +11,7 @@
 // Dockerfiles, with the local node base passed as NODE_IMAGE and the machine's CA bundle for npm
 // (docs/operations.md, "Images").
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
@@ -142,6 +142,12 @@ describe('docker compose up --build, as the README says', () => {
       await run(tool, ['--version']).catch(() => {
         throw new Error(`${tool} is not installed: apt-get install -y podman podman-compose runc catatonit debootstrap golang-github-containernetworking-plugin-dnsname (docs/testing.md)`);
       });
+    }
+    // On the CNI network backend, containers find each other by service name only through the dnsname
+    // plugin; without it every service fails with `getaddrinfo ENOTFOUND mysql` after a long wait.
+    const backend = (await must('podman', ['info', '--format', '{{.Host.NetworkBackend}}'])).trim();
+    if (backend === 'cni' && !existsSync('/usr/lib/cni/dnsname')) {
+      throw new Error('podman uses CNI without the dnsname plugin, so compose service names do not resolve: apt-get install -y golang-github-containernetworking-plugin-dnsname');
     }
     scratch = mkdtempSync(path.join(tmpdir(), 'vanish-compose-'));
     // From nothing: no container, volume or network of an earlier run, and the published ports free.
