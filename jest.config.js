@@ -20,5 +20,6 @@ module.exports = {
     project('browser', ['**/test/**/*.browser.test.ts']),
     project('resilience', ['**/test/**/*.resilience.test.ts']),
     project('containers', ['**/test/**/*.containers.test.ts']),
+    project('compose', ['**/test/**/*.compose.test.ts']),
   ],
 };
