@@ -100,7 +100,9 @@ export async function runProcess(options: RunProcessOptions): Promise<RunningPro
 
   let status: ProcessExit | null = null;
   const exited = new Promise<ProcessExit>((resolve) => {
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': 'exit' can come before the last of the child's output has been read, and a
+    // test that reads the output once the process ended must see all of it.
+    child.once('close', (code, signal) => {
       status = { code, signal };
       running.delete(child);
       resolve(status);

@@ -64,7 +64,7 @@ describe('dead-lettered mail commands on RabbitMQ', () => {
     const logged: string[] = [];
     const logger = createLogger('mailer', 'debug', { write: (line: string) => { logged.push(line); } } as never);
     const config = loadMailerConfig(broker.env({
-      SMTP_URL: sink.url, MAIL_DEAD_LETTER_RETENTION_MS: '4000', MAIL_DEAD_LETTER_SWEEP_INTERVAL_MS: '500', LOG_LEVEL: 'debug',
+      SMTP_URL: sink.url, MAIL_DEAD_LETTER_RETENTION_MS: '10000', MAIL_DEAD_LETTER_SWEEP_INTERVAL_MS: '500', LOG_LEVEL: 'debug',
     }));
     mailer = await createMailerService(config, { logger });
     await mailer.start();
@@ -79,7 +79,8 @@ describe('dead-lettered mail commands on RabbitMQ', () => {
     broker.channel.nackAll(true);
     expect(sealed).toMatch(/^x25519:x1\./);
 
-    // Kept for its retention (young), then dropped by the sweeper.
+    // Kept for its retention (young), then dropped by the sweeper. 10 s: the check a second after the
+    // dead-lettering must come well inside it, even on a loaded machine.
     await sleep(1_000);
     expect(await broker.messagesIn(dlq)).toBe(1);
     await waitFor(async () => ((await broker.messagesIn(dlq)) === 0 ? true : undefined), { timeoutMs: 30_000, description: 'dropped after retention' });
