@@ -11,3 +11,4 @@ export * from './logger';
 export * from './metrics';
 export * from './time';
 export * from './bus';
+export * from './webhooks';

@@ -5,8 +5,10 @@ import type { Knex } from 'knex';
 import {
   ConsumerSealer, Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
   createRegistry, errorHandler, httpMetrics, listen, requestId, systemClock, type Clock, type Listening, type Logger,
-  type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry,
+  type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry, type ResolveHost,
+  WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, resolveAllAddresses,
 } from '@vanish/common';
+import { NoteWebhooks } from './domain/note-webhooks';
 import { HeartbeatPublisher, OutboxRelay, RabbitMqBus } from '@vanish/bus';
 import type { NotesConfig } from './config';
 import { configureKnex, isDatabaseUnavailable } from './adapters/db/configure-knex';
@@ -39,6 +41,8 @@ export interface NotesServiceOverrides {
   migrationRetry?: { initialDelayMs?: number; maxDelayMs?: number };
   /** Deadline of one API note operation before it answers 503 (default 5000 ms). */
   operationTimeoutMs?: number;
+  /** How webhook hosts are resolved at registration (tests give a fixed answer). */
+  resolveHost?: ResolveHost;
 }
 
 export interface NotesService {
@@ -87,6 +91,14 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
       relay?.notify(); // the rows just committed: publish now rather than at the next poll
     },
   };
+  const webhooks = config.webhookPublicKeys && new NoteWebhooks({
+    eventSealer: new ConsumerSealer(config.webhookPublicKeys, WEBHOOK_SEAL_PURPOSE),
+    targetSealer: new ConsumerSealer(config.webhookPublicKeys, WEBHOOK_TARGET_SEAL_PURPOSE),
+    requireHttps: config.production,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    resolveHost: overrides.resolveHost ?? resolveAllAddresses,
+  });
+  if (!webhooks) logger.warn('WEBHOOK_PUBLIC_KEYS is not set: webhooks are off and a webhook_url is refused (DECISIONS 11)');
   const notes = new NoteService({
     store,
     crypto,
@@ -98,8 +110,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     retentionHours: config.noteRetentionHours,
     logger: logger.child('notes/note-service'),
     events,
+    webhooks,
   });
-  const sweeper = new ExpirySweeper({ store, clock, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/expiry-sweeper'), events });
+  const sweeper = new ExpirySweeper({ store, clock, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/expiry-sweeper'), events, webhooks });
 
   // Migrations run under knex's lock once the database answers; until then note operations
   // answer 503 and /readyz is red, and the service keeps trying without a restart.

@@ -26,6 +26,14 @@ export interface NotesConfig {
    * ring MAIL_KEYS when MAIL_PUBLIC_KEYS is not set yet.
    */
   mailSealing: { kind: 'to-mailer'; publicKeys: KeyRing } | { kind: 'legacy'; keys: KeyRing };
+  /**
+   * DECISIONS 11: WEBHOOK_PUBLIC_KEYS, the webhooks service's public ring (events and stored
+   * webhooks are sealed to it). Outside production derived from WEBHOOK_PRIVATE_KEYS (generated into
+   * DATA_DIR); in production unset means webhooks are off (a webhook_url is refused).
+   */
+  webhookPublicKeys: KeyRing | undefined;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhook URLs may name private addresses (tests; refused in production). */
+  webhookAllowPrivateNetworks: boolean;
   noteRetentionHours: number;
   sweepIntervalMs: number;
   /** Unset outside the all-in-one: the outbox keeps its rows and nothing is relayed. */
@@ -70,6 +78,12 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, keyLogger);
   const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger);
   const mailSealing = loadMailSealing(reader, dataDir, keyLogger);
+  const webhookPublicKeys = production && reader.raw('WEBHOOK_PUBLIC_KEYS') === undefined
+    ? undefined
+    : loadPublicKeyRing(reader, 'WEBHOOK_PUBLIC_KEYS', 'WEBHOOK_PRIVATE_KEYS', dataDir, keyLogger, 'losing it loses the webhook deliveries still pending');
+  const webhookAllowPrivateNetworks = reader.bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false);
+  reader.refuseInProduction('WEBHOOK_ALLOW_PRIVATE_NETWORKS', webhookAllowPrivateNetworks,
+    'webhooks could be pointed at the cluster\'s private addresses (SSRF)');
 
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),
@@ -82,6 +96,8 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     masterKeys: masterKeys!,
     lookupKey: lookupKey!,
     mailSealing: mailSealing!,
+    webhookPublicKeys,
+    webhookAllowPrivateNetworks,
     noteRetentionHours: reader.int('NOTE_RETENTION_HOURS', 720, { min: 1, max: 87_600 }),
     sweepIntervalMs: reader.int('SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     amqpUrl,

@@ -4,6 +4,7 @@ import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult
 import type { NoteCrypto, SealedNote } from './note-crypto';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
 import type { NoteRecord, NoteStore } from './ports';
+import { webhooksDisabledError, type NoteWebhooks, type RequestAccess, type WebhookContext } from './note-webhooks';
 
 /** DECISIONS 3: no note is ever readable more than 100 times; time notes report 100. */
 export const TIME_NOTE_MAX_VIEWS = 100;
@@ -25,6 +26,8 @@ export interface NoteServiceOptions {
   retentionHours: number;
   logger: Logger;
   events?: NoteEventsObserver;
+  /** DECISIONS 11: webhook registration and the sealed webhook part of events; unset: webhook_url is refused. */
+  webhooks?: NoteWebhooks;
 }
 
 /**
@@ -40,6 +43,7 @@ export class NoteService implements NotesApi {
   private readonly retentionMs: number;
   private readonly logger: Logger;
   private readonly events: NoteEventsObserver | undefined;
+  private readonly webhooks: NoteWebhooks | undefined;
 
   constructor(options: NoteServiceOptions) {
     if (!Number.isInteger(options.retentionHours) || options.retentionHours < 1) {
@@ -53,6 +57,12 @@ export class NoteService implements NotesApi {
     this.retentionMs = options.retentionHours * HOUR_MS;
     this.logger = options.logger;
     this.events = options.events;
+    this.webhooks = options.webhooks;
+  }
+
+  /** Gives the SPEC 6 events among `messages` their sealed webhook part (DECISIONS 11). */
+  private withWebhookParts(messages: OutgoingMessage[], context: WebhookContext): OutgoingMessage[] {
+    return this.webhooks ? this.webhooks.attach(messages, context) : messages;
   }
 
   async create(input: CreateNoteInput): Promise<CreatedNote> {
@@ -60,6 +70,11 @@ export class NoteService implements NotesApi {
     // validator already does; this keeps the domain honest for every other caller).
     if (hasLoneSurrogate(input.content)) throw new ValidationError('INVALID_CONTENT', 'content is not valid Unicode text', { parameter: 'content' });
     if (input.passcode && hasLoneSurrogate(input.passcode)) throw new ValidationError('INVALID_PASSCODE', 'passcode is not valid Unicode text', { parameter: 'passcode' });
+    let webhook: { sealedTarget: string; secret: string } | null = null;
+    if (input.webhookUrl) {
+      if (!this.webhooks) throw webhooksDisabledError();
+      webhook = await this.webhooks.register(input.webhookUrl);
+    }
     const now = this.clock.now();
     const uuid = this.crypto.newUuid();
     const expiresAt = new Date(now.getTime() + (input.expiryType === 'view' ? this.retentionMs : input.expiryHours * HOUR_MS));
@@ -76,6 +91,7 @@ export class NoteService implements NotesApi {
       failedAttempts: 0,
       createdAt: now,
       expiresAt,
+      ...(webhook ? { webhookBox: webhook.sealedTarget } : {}),
     };
     const url = `${this.publicBaseUrl}/${uuid}`;
     const messages: OutgoingMessage[] = [noteEventMessage('note.created', { note_id: note.noteRef, expiry_type: input.expiryType }, now)];
@@ -92,7 +108,10 @@ export class NoteService implements NotesApi {
     }
     await this.store.insertNew(note, messages);
     notifyObserver(this.events, messages);
-    return { uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now };
+    return {
+      uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now, noteRef: note.noteRef,
+      ...(webhook ? { webhookSecret: webhook.secret } : {}),
+    };
   }
 
   async metadata(uuid: string): Promise<NoteMetadata> {
@@ -108,7 +127,8 @@ export class NoteService implements NotesApi {
     };
   }
 
-  async reveal(uuid: string, passcode: string | null): Promise<RevealResult> {
+  async reveal(uuid: string, passcode: string | null, access?: RequestAccess): Promise<RevealResult> {
+    const context = { uuid, access: access ?? null };
     const lookup = this.crypto.lookup(uuid);
     const note = await this.store.findActive(lookup, this.clock.now());
     if (!note) return { outcome: 'not_found' };
@@ -118,9 +138,9 @@ export class NoteService implements NotesApi {
     if (opened.outcome === 'wrong_passcode') {
       // No passcode offered for a protected note is a request for the form, not an attempt.
       if (given === null) return { outcome: 'wrong_passcode', attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - note.failedAttempts), lockedOut: false };
-      return this.countFailure(lookup);
+      return this.countFailure(lookup, context);
     }
-    const claimed = await this.claimView(lookup, opened.note.notificationEmail);
+    const claimed = await this.claimView(lookup, opened.note.notificationEmail, context);
     if (!claimed) return { outcome: 'not_found' };
     return { outcome: 'revealed', content: opened.note.content, ...claimed };
   }
@@ -132,7 +152,10 @@ export class NoteService implements NotesApi {
       const state = await tx.lock(lookup);
       if (!state || state.expiresAt.getTime() <= now.getTime()) return null;
       await tx.delete(lookup);
-      const out = [noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'takedown', was_read: state.currentViews > 0 }, now)];
+      const out = this.withWebhookParts(
+        [noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'takedown', was_read: state.currentViews > 0 }, now)],
+        { uuid: null, access: null, target: state.webhookBox ?? null },
+      );
       await tx.enqueue(out);
       return out;
     });
@@ -142,14 +165,14 @@ export class NoteService implements NotesApi {
     return true;
   }
 
-  private async claimView(lookup: string, notificationEmail: string | null) {
+  private async claimView(lookup: string, notificationEmail: string | null, context: Omit<WebhookContext, 'target'>) {
     const now = this.clock.now();
     const result = await this.store.transaction(async (tx) => {
       if (!(await tx.claimView(lookup, now))) return null;
       const state = await tx.lock(lookup);
       if (!state) throw new Error('a claimed note vanished inside its transaction');
       const destroyed = state.currentViews >= state.maxViews;
-      const messages = [noteEventMessage('note.accessed', { note_id: state.noteRef }, now)];
+      let messages = [noteEventMessage('note.accessed', { note_id: state.noteRef }, now)];
       if (notificationEmail !== null) {
         messages.push(mailCommandMessage(this.mailSealer, {
           kind: 'notification',
@@ -162,6 +185,7 @@ export class NoteService implements NotesApi {
         await tx.delete(lookup);
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'views', was_read: true }, now));
       }
+      messages = this.withWebhookParts(messages, { ...context, target: state.webhookBox ?? null });
       await tx.enqueue(messages);
       return { messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };
     });
@@ -170,18 +194,19 @@ export class NoteService implements NotesApi {
     return { currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed };
   }
 
-  private async countFailure(lookup: string): Promise<RevealResult> {
+  private async countFailure(lookup: string, context: Omit<WebhookContext, 'target'>): Promise<RevealResult> {
     const now = this.clock.now();
     const result = await this.store.transaction(async (tx) => {
       if (!(await tx.countFailedAttempt(lookup, now))) return null;
       const state = await tx.lock(lookup);
       if (!state) throw new Error('a counted note vanished inside its transaction');
       const lockedOut = state.failedAttempts >= MAX_FAILED_ATTEMPTS;
-      const messages = [noteEventMessage('note.failed_access', { note_id: state.noteRef }, now)];
+      let messages = [noteEventMessage('note.failed_access', { note_id: state.noteRef }, now)];
       if (lockedOut) {
         await tx.delete(lookup);
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
       }
+      messages = this.withWebhookParts(messages, { ...context, target: state.webhookBox ?? null });
       await tx.enqueue(messages);
       return { messages, lockedOut, attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - state.failedAttempts) };
     });

@@ -1,4 +1,5 @@
 import type { ExpiryType } from '@vanish/common';
+import type { RequestAccess } from './note-webhooks';
 
 /**
  * The notes domain as its entry points (HTTP API, web pages, operator commands) see it.
@@ -14,6 +15,8 @@ export interface CreateNoteInput {
   passcode: string | null;
   notificationEmail: string | null;
   sendLinkEmail: string | null;
+  /** DECISIONS 11: where this note's events are sent (syntax checked; addresses checked at creation). */
+  webhookUrl?: string | null;
 }
 
 export interface CreatedNote {
@@ -24,6 +27,10 @@ export interface CreatedNote {
   maxViews: number;
   hasPasscode: boolean;
   createdAt: Date;
+  /** DECISIONS 11: the note's public reference, carried by every webhook payload. */
+  noteRef?: string;
+  /** DECISIONS 11: the webhook's signing secret (`whsec_…`), shown once; only with a webhook_url. */
+  webhookSecret?: string;
 }
 
 export interface NoteMetadata {
@@ -48,7 +55,7 @@ export interface NotesApi {
    * Checks the passcode (a decryption), claims one view atomically, destroys at max_views, and
    * returns the content only after the claim committed. Tampered rows throw (500, no view counted).
    */
-  reveal(uuid: string, passcode: string | null): Promise<RevealResult>;
+  reveal(uuid: string, passcode: string | null, access?: RequestAccess): Promise<RevealResult>;
   /** Operator takedown of a reported link: note.destroyed with reason `takedown`. */
   takedown(uuid: string): Promise<boolean>;
 }

@@ -20,6 +20,8 @@ export interface NoteRecord {
   createdAt: Date;
   /** Time expiry for `time`/`both`, the retention deadline for `view`. */
   expiresAt: Date;
+  /** DECISIONS 11: the webhook URL and secret sealed to the webhooks service; null without a webhook. */
+  webhookBox?: string | null;
 }
 
 /** The counters of a note, read under the row lock inside a transaction. */
@@ -30,6 +32,8 @@ export interface NoteState {
   currentViews: number;
   failedAttempts: number;
   expiresAt: Date;
+  /** The sealed webhook target (DECISIONS 11), for the note's events; null or absent without one. */
+  webhookBox?: string | null;
 }
 
 /** A note whose expires_at has passed, as listed for the sweeper. */

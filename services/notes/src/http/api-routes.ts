@@ -59,6 +59,9 @@ export function createdBody(note: CreatedNote) {
     expires_at: formatTimestamp(note.expiresAt),
     max_views: note.maxViews,
     has_passcode: note.hasPasscode,
+    // DECISIONS 11 (additive): the note's reference always, the webhook's secret once, with a webhook_url.
+    ...(note.noteRef !== undefined ? { note_ref: note.noteRef } : {}),
+    ...(note.webhookSecret !== undefined ? { webhook_secret: note.webhookSecret } : {}),
   };
 }
 

@@ -19,9 +19,10 @@ interface NoteRow {
   failed_attempts: number;
   created_at: number | string;
   expires_at: number | string;
+  webhook_box?: string | null;
 }
 
-const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'expires_at'] as const;
+const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'expires_at', 'webhook_box'] as const;
 const TRANSACTION_ATTEMPTS = 3;
 
 interface NewNote {
@@ -44,7 +45,7 @@ interface ActiveLookup {
 const READ_BATCH_OPTIONS = { maxItems: 100 };
 
 /**
- * Creations committed together: at most 64 notes (64 × 15 bound values stays under SQLite's
+ * Creations committed together: at most 60 notes (60 × 16 bound values stays under SQLite's
  * oldest limit of 999) and about 2 MiB of ciphertext and messages, which inline as hex in the
  * SQL well below MariaDB's default max_allowed_packet (16 MiB). A batch the database refuses (a
  * constraint) is retried note by note, so one bad note fails alone; a batch that met an
@@ -52,7 +53,7 @@ const READ_BATCH_OPTIONS = { maxItems: 100 };
  * transaction may still have committed.
  */
 const GROUP_COMMIT_OPTIONS = {
-  maxItems: 64,
+  maxItems: 60,
   maxBytes: 2 * 1024 * 1024,
   sizeOf: ({ note, messages }: NewNote): number =>
     note.contentBox.length + note.checkBox.length + (note.emailBox?.length ?? 0) + messages.reduce((sum, m) => sum + m.body.length, 0),
@@ -177,6 +178,7 @@ class KnexNoteTransaction implements NoteTransaction {
       currentViews: Number(row.current_views),
       failedAttempts: Number(row.failed_attempts),
       expiresAt: new Date(Number(row.expires_at)),
+      webhookBox: row.webhook_box ?? null,
     };
   }
 
@@ -208,6 +210,7 @@ function toRow(note: NoteRecord): NoteRow {
     failed_attempts: note.failedAttempts,
     created_at: note.createdAt.getTime(),
     expires_at: note.expiresAt.getTime(),
+    webhook_box: note.webhookBox ?? null,
   };
 }
 
@@ -228,5 +231,6 @@ function toRecord(row: NoteRow): NoteRecord {
     failedAttempts: Number(row.failed_attempts),
     createdAt: new Date(Number(row.created_at)),
     expiresAt: new Date(Number(row.expires_at)),
+    webhookBox: row.webhook_box ?? null,
   };
 }

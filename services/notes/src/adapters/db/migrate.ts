@@ -3,6 +3,7 @@ import { migrateUnderLock } from '@vanish/common';
 import * as createNotes from '../../migrations/20261122031500_create_notes';
 import * as createOutbox from '../../migrations/20261122031600_create_outbox';
 import * as createUsedFormTokens from '../../migrations/20261122040000_create_used_form_tokens';
+import * as addWebhookBox from '../../migrations/20261125100000_add_webhook_box';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -14,6 +15,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122031500_create_notes', createNotes],
   ['20261122031600_create_outbox', createOutbox],
   ['20261122040000_create_used_form_tokens', createUsedFormTokens],
+  ['20261125100000_add_webhook_box', addWebhookBox],
 ];
 
 class StaticMigrationSource implements Knex.MigrationSource<readonly [string, Migration]> {

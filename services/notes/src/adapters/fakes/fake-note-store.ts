@@ -99,8 +99,8 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
       lock: async (lookup): Promise<NoteState | null> => {
         const note = notes.get(lookup);
         if (!note) return null;
-        const { noteRef, expiryType, maxViews, currentViews, failedAttempts, expiresAt } = note;
-        return { noteRef, expiryType, maxViews, currentViews, failedAttempts, expiresAt };
+        const { noteRef, expiryType, maxViews, currentViews, failedAttempts, expiresAt, webhookBox } = note;
+        return { noteRef, expiryType, maxViews, currentViews, failedAttempts, expiresAt, webhookBox: webhookBox ?? null };
       },
       delete: async (lookup) => notes.delete(lookup),
       enqueue: async (messages: readonly OutgoingMessage[]) => {
