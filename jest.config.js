@@ -2,7 +2,7 @@
 // each kind can still be run alone with --selectProjects.
 const moduleNameMapper = {
   '^@vanish/(common|envelope|bus|database|testkit)$': '<rootDir>/packages/$1/src',
-  '^@vanish/(notes|stats|mailer|gateway|all-in-one)$': '<rootDir>/services/$1/src',
+  '^@vanish/(notes|stats|mailer|webhooks|gateway|all-in-one)$': '<rootDir>/services/$1/src',
   '^@vanish/testkit/(.*)$': '<rootDir>/packages/testkit/src/$1',
 };
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
