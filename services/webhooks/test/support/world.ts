@@ -99,6 +99,21 @@ export async function startWorld(options: WorldOptions) {
         bodies.push(message.content.toString('utf8'));
       }
     },
+    /** Bodies in the webhooks dead-letter queue, removed. */
+    async drainDeadLetters(): Promise<string[]> {
+      const c = await admin.createChannel();
+      c.on('error', () => undefined);
+      const bodies: string[] = [];
+      try {
+        for (;;) {
+          const message = await c.get(`${queue}.dlq`, { noAck: true });
+          if (!message) return bodies;
+          bodies.push(message.content.toString('utf8'));
+        }
+      } finally {
+        await c.close().catch(() => undefined);
+      }
+    },
     async messagesIn(name: string): Promise<number> {
       const c = await admin.createChannel();
       c.on('error', () => undefined);
