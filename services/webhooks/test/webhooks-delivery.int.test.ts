@@ -2,7 +2,7 @@ import { createTestDatabase, type TestDatabase } from '@vanish/testkit/mariadb';
 import { waitFor } from '@vanish/testkit/net';
 import { ManualClock } from '@vanish/common';
 import { startReceiver, verifySignature, type Receiver } from './support/receiver';
-import { metricValue, startWorld, type World } from './support/world';
+import { startWorld, type World } from './support/world';
 
 jest.setTimeout(120_000);
 
