@@ -17,6 +17,8 @@ export interface WorldOptions {
   webhooksDatabaseUrl?: string;
   webhooksEnv?: Record<string, string>;
   notesClock?: Clock;
+  /** The test runs the webhooks service itself (as a process): only its queue is declared here. */
+  externalWebhooks?: boolean;
 }
 
 /**
@@ -52,8 +54,11 @@ export async function startWorld(options: WorldOptions) {
     ADMIN_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent',
     ...options.webhooksEnv,
   });
-  let webhooks: WebhooksService | undefined = await createWebhooksService(loadWebhooksConfig(webhooksEnv()), { logger: silentLogger });
-  await webhooks.start();
+  let webhooks: WebhooksService | undefined;
+  if (!options.externalWebhooks) {
+    webhooks = await createWebhooksService(loadWebhooksConfig(webhooksEnv()), { logger: silentLogger });
+    await webhooks.start();
+  }
 
   const notes: NotesService = await createNotesService(loadNotesConfig({
     DATA_DIR: dataDir,
@@ -67,7 +72,7 @@ export async function startWorld(options: WorldOptions) {
   const { port: notesPort } = await notes.start();
 
   const world = {
-    queue, notes, notesPort, dataDir, privateRing,
+    queue, notes, notesPort, dataDir, privateRing, webhooksEnv,
     get webhooks() { return webhooks!; },
     async create(body: Record<string, unknown>) {
       const res = await fetch(`http://127.0.0.1:${notesPort}/api/create.php`, {
