@@ -13,7 +13,7 @@ import { SafeHttpSender } from './adapters/http/safe-http-sender';
 import type { WebhooksConfig } from './config';
 import { HostGuard } from './domain/host-guard';
 import type { WebhookSender } from './domain/ports';
-import { WebhookDispatcher } from './domain/webhook-dispatcher';
+import { BUS_MAX_ATTEMPTS, WebhookDispatcher } from './domain/webhook-dispatcher';
 import { createWebhooksMetrics } from './metrics';
 
 export interface WebhooksOverrides {
@@ -61,6 +61,7 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
     store,
     hosts,
     retryDelaysMs: config.retryDelaysMs,
+    circuitDeferMs: config.circuitOpenMs,
     clock,
     logger: logger.child('webhooks/dispatcher'),
     metrics,
@@ -122,7 +123,7 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
       queue: config.queue,
       bindings: [...WEBHOOK_EVENT_NAMES],
       prefetch: config.prefetch,
-      maxAttempts: dispatcher.maxAttempts,
+      maxAttempts: BUS_MAX_ATTEMPTS,
       retryDelaysMs: config.retryDelaysMs,
     }, (message) => dispatcher.handle(message));
     lifecycle.add('consumer', () => subscription!.cancel());

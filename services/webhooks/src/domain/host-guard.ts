@@ -15,6 +15,8 @@ interface HostState {
   inFlight: number;
   failures: number;
   openUntil: number;
+  /** Requests waiting for a slot (at most `concurrency` of them). */
+  waiters: Array<() => void>;
 }
 
 export type Admission = { admitted: true; release: (ok: boolean) => void } | { admitted: false; reason: 'circuit_open' | 'host_busy' };
@@ -50,9 +52,32 @@ export class HostGuard {
           state.failures += 1;
           if (state.failures >= this.options.failureThreshold) state.openUntil = this.now() + this.options.openMs;
         }
-        if (state.inFlight === 0 && state.failures === 0) this.hosts.delete(host);
+        state.waiters.shift()?.();
+        if (state.inFlight === 0 && state.failures === 0 && state.waiters.length === 0) this.hosts.delete(host);
       },
     };
+  }
+
+  /**
+   * As admit(), but a busy host's request waits for a slot (up to `maxWaitMs`) while fewer than
+   * `concurrency` others wait: a burst to one healthy receiver is served in order, while a stalled
+   * host holds at most twice its cap of the consumer's slots and everything beyond is turned away.
+   */
+  async acquire(host: string, maxWaitMs: number): Promise<Admission> {
+    const first = this.admit(host);
+    if (first.admitted || first.reason === 'circuit_open') return first;
+    const state = this.state(host);
+    if (state.waiters.length >= this.options.concurrency) return first;
+    const freed = await new Promise<boolean>((resolve) => {
+      const wake = () => { clearTimeout(timer); resolve(true); };
+      const timer = setTimeout(() => {
+        const index = state.waiters.indexOf(wake);
+        if (index >= 0) state.waiters.splice(index, 1);
+        resolve(false);
+      }, maxWaitMs);
+      state.waiters.push(wake);
+    });
+    return freed ? this.admit(host) : { admitted: false, reason: 'host_busy' };
   }
 
   openCircuits(): number {
@@ -65,7 +90,7 @@ export class HostGuard {
   private state(host: string): HostState {
     let state = this.hosts.get(host);
     if (!state) {
-      state = { inFlight: 0, failures: 0, openUntil: 0 };
+      state = { inFlight: 0, failures: 0, openUntil: 0, waiters: [] };
       this.hosts.set(host, state);
     }
     return state;

@@ -15,12 +15,13 @@ export interface WebhookSender {
   send(request: WebhookRequest): Promise<SendResult>;
 }
 
-export type DeliveryStatus = 'delivered' | 'gone' | 'failed';
+/** delivered (2xx), gone (410), refused (target not public: never retried), failed (will be retried). */
+export type DeliveryStatus = 'delivered' | 'gone' | 'refused' | 'failed';
 
 /** Delivery records: ids, outcomes and counts only, never a payload, URL or secret. */
 export interface DeliveryStore {
-  /** Target keys of `eventId` that need nothing more (delivered, or gone). */
-  settledTargets(eventId: string): Promise<Set<string>>;
+  /** What is recorded of `eventId`, by target key: its status and the delivery attempts made so far. */
+  recordsOf(eventId: string): Promise<Map<string, { status: DeliveryStatus; attempts: number }>>;
   record(eventId: string, targetKey: string, status: DeliveryStatus, attempts: number, httpStatus: number | null, now: Date): Promise<void>;
   /** A note's webhook answered 410 Gone: no more deliveries to it. */
   markGone(noteRef: string, now: Date): Promise<void>;

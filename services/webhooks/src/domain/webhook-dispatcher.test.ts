@@ -9,12 +9,12 @@ import { WebhookDispatcher } from './webhook-dispatcher';
 
 /** In-memory DeliveryStore for unit tests (the knex one is exercised by the integration tests). */
 class MemoryStore implements DeliveryStore {
-  records = new Map<string, DeliveryStatus>();
+  records = new Map<string, { status: DeliveryStatus; attempts: number }>();
   gone = new Set<string>();
-  async settledTargets(eventId: string) {
-    return new Set([...this.records].filter(([key, status]) => key.startsWith(`${eventId}|`) && status !== 'failed').map(([key]) => key.split('|')[1]!));
+  async recordsOf(eventId: string) {
+    return new Map([...this.records].filter(([key]) => key.startsWith(`${eventId}|`)).map(([key, record]) => [key.split('|')[1]!, record]));
   }
-  async record(eventId: string, targetKey: string, status: DeliveryStatus) { this.records.set(`${eventId}|${targetKey}`, status); }
+  async record(eventId: string, targetKey: string, status: DeliveryStatus, attempts: number) { this.records.set(`${eventId}|${targetKey}`, { status, attempts }); }
   async markGone(noteRef: string) { this.gone.add(noteRef); }
   async isGone(noteRef: string) { return this.gone.has(noteRef); }
   async prune() { return 0; }
@@ -28,14 +28,18 @@ function setUp(answer: (request: WebhookRequest) => number) {
   const sent: WebhookRequest[] = [];
   const sender: WebhookSender = { send: async (request) => { sent.push(request); return { status: answer(request), durationMs: 1 }; } };
   const store = new MemoryStore();
+  // One request per host at a time, a short wait: lets a test hold a host busy.
+  const hosts = new HostGuard({ concurrency: 1, failureThreshold: 100, openMs: 1000 });
   const dispatcher = new WebhookDispatcher({
     eventOpener: new ConsumerOpener(ring, WEBHOOK_SEAL_PURPOSE),
     targetOpener: new ConsumerOpener(ring, WEBHOOK_TARGET_SEAL_PURPOSE),
     subscriptions: [{ id: 'op:1', url: 'https://siem.example.com/in', secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}`, includeIpAddress: false }],
     pseudonymKey: Buffer.alloc(32, 9),
     sender, store,
-    hosts: new HostGuard({ concurrency: 4, failureThreshold: 100, openMs: 1000 }),
+    hosts,
     retryDelaysMs: [100, 200],
+    circuitDeferMs: 1000,
+    hostWaitMs: 50,
     clock: new ManualClock(new Date('2026-01-01T00:00:00Z')),
     logger: silentLogger,
     metrics: createWebhooksMetrics(createRegistry('test', false)),
@@ -52,7 +56,7 @@ function setUp(answer: (request: WebhookRequest) => number) {
     });
     return { id, routingKey: 'note.accessed', body, attempt };
   };
-  return { dispatcher, sent, store, message };
+  return { dispatcher, sent, store, message, hosts };
 }
 
 describe('WebhookDispatcher', () => {
@@ -78,9 +82,21 @@ describe('WebhookDispatcher', () => {
     expect(sent.map((request) => new URL(request.url).host)).toEqual(['hooks.example.com', 'siem.example.com', 'siem.example.com']);
   });
 
-  it('when the last attempt fails, then the message is dead-lettered', async () => {
+  it('when the last attempt fails, then the message is dead-lettered, counted by recorded attempts', async () => {
     const { dispatcher, message } = setUp(() => 500);
+    await expect(dispatcher.handle(message(1))).rejects.toBeInstanceOf(RetryMessageLater);
+    await expect(dispatcher.handle(message(2))).rejects.toBeInstanceOf(RetryMessageLater);
     await expect(dispatcher.handle(message(3))).rejects.toBeInstanceOf(PermanentMessageFailure);
+  });
+
+  it('when the host is busy past the wait, then the event is deferred without using up an attempt', async () => {
+    const { dispatcher, store, message, hosts } = setUp(() => 204);
+    const held = [hosts.admit('hooks.example.com'), hosts.admit('siem.example.com')];
+    await expect(dispatcher.handle(message(1))).rejects.toMatchObject({ name: 'RetryMessageLater', delayMs: 1000 });
+    expect(store.records.size).toBe(0);
+    for (const admission of held) if (admission.admitted) admission.release(true);
+    await dispatcher.handle(message(2));
+    expect([...store.records.values()].map((r) => r.attempts)).toEqual([1, 1]);
   });
 
   it('when note.created arrives, then nothing is sent', async () => {

@@ -39,6 +39,12 @@ export interface WebhookDispatcherOptions {
   store: DeliveryStore;
   hosts: HostGuard;
   retryDelaysMs: readonly number[];
+  /** How long a delivery may wait for a slot of a busy host before it is deferred (default 2000 ms). */
+  hostWaitMs?: number;
+  /** Delay before an event deferred by a busy host is tried again, not counted as an attempt (default 1000 ms). */
+  busyDeferMs?: number;
+  /** Delay before an event deferred by an open circuit is tried again, not counted as an attempt. */
+  circuitDeferMs: number;
   clock: Clock;
   logger: Logger;
   metrics: WebhooksMetrics;
@@ -46,6 +52,10 @@ export interface WebhookDispatcherOptions {
 
 const WEBHOOK_KINDS: ReadonlySet<string> = new Set(WEBHOOK_EVENT_NAMES);
 const NOTE_TARGET = 'note';
+/** What one target's delivery came to: done (2xx, 410, refused), failed (counts as an attempt), deferred (does not). */
+type TargetOutcome = { kind: 'done' } | { kind: 'failed'; attempt: number } | { kind: 'deferred'; delayMs: number };
+/** The bus's own limit, far beyond the schedule: the dispatcher decides when an event is dead, by its recorded attempts. */
+export const BUS_MAX_ATTEMPTS = 10_000;
 
 /**
  * Turns one note event into signed deliveries (DECISIONS 11): to the note's own webhook and to
@@ -62,6 +72,7 @@ export class WebhookDispatcher {
     this.attempts = maxAttempts(options.retryDelaysMs);
   }
 
+  /** Delivery attempts per target (the first and one per delay); deferrals by a busy host or open circuit do not count. */
   get maxAttempts(): number {
     return this.attempts;
   }
@@ -72,18 +83,26 @@ export class WebhookDispatcher {
     if (!event) return;
     const targets = await this.targetsOf(event.envelope, event.part);
     if (targets.length === 0) return;
-    const settled = await this.options.store.settledTargets(event.envelope.id);
-    const pending = targets.filter((target) => !settled.has(target.key));
-    const outcomes = await Promise.all(pending.map((target) => this.deliver(event.envelope, target, message.attempt)));
-    if (outcomes.some((ok) => !ok)) {
-      const last = message.attempt >= this.attempts;
-      this.options.metrics.outcome(last ? 'dead_letter' : 'retry');
-      if (last) {
-        this.options.logger.warn('webhook event dead-lettered after its last attempt', { eventId: event.envelope.id, event: event.envelope.event, attempts: message.attempt });
+    const records = await this.options.store.recordsOf(event.envelope.id);
+    const pending = targets.filter((target) => {
+      const status = records.get(target.key)?.status;
+      return status === undefined || status === 'failed';
+    });
+    const outcomes = await Promise.all(pending.map((target) => this.deliver(event.envelope, target, (records.get(target.key)?.attempts ?? 0) + 1)));
+    const failed = outcomes.filter((o): o is Extract<TargetOutcome, { kind: 'failed' }> => o.kind === 'failed');
+    const deferred = outcomes.filter((o): o is Extract<TargetOutcome, { kind: 'deferred' }> => o.kind === 'deferred');
+    if (failed.length === 0 && deferred.length === 0) return;
+    if (failed.length > 0) {
+      const attempt = Math.max(...failed.map((o) => o.attempt));
+      if (attempt >= this.attempts) {
+        this.options.metrics.outcome('dead_letter');
+        this.options.logger.warn('webhook event dead-lettered after its last attempt', { eventId: event.envelope.id, event: event.envelope.event, attempts: attempt });
         throw new PermanentMessageFailure('webhook delivery failed on its last attempt');
       }
-      throw new RetryMessageLater('webhook delivery failed', retryDelayMs(this.options.retryDelaysMs, message.attempt));
+      this.options.metrics.outcome('retry');
+      throw new RetryMessageLater('webhook delivery failed', retryDelayMs(this.options.retryDelaysMs, attempt));
     }
+    throw new RetryMessageLater('webhook delivery deferred', Math.min(...deferred.map((o) => o.delayMs)));
   }
 
   private parse(message: IncomingMessage): { envelope: NoteEvent; part: SealedWebhookPart | null } | null {
@@ -146,14 +165,14 @@ export class WebhookDispatcher {
     return targets;
   }
 
-  /** True when the target needs nothing more (2xx, or 410 Gone, or a refused target); false to retry. */
-  private async deliver(envelope: NoteEvent, target: Target, attempt: number): Promise<boolean> {
+  /** One target's delivery; `attempt` is its delivery attempt number (recorded attempts + 1). */
+  private async deliver(envelope: NoteEvent, target: Target, attempt: number): Promise<TargetOutcome> {
     const { store, hosts, metrics, clock, logger } = this.options;
     const host = new URL(target.url).host;
-    const admission = hosts.admit(host);
+    const admission = await hosts.acquire(host, this.options.hostWaitMs ?? 2_000);
     if (!admission.admitted) {
       metrics.attempt(admission.reason);
-      return false;
+      return { kind: 'deferred', delayMs: admission.reason === 'circuit_open' ? this.options.circuitDeferMs : this.options.busyDeferMs ?? 1_000 };
     }
     const body = JSON.stringify(target.payload);
     const sentAt = clock.now();
@@ -174,21 +193,21 @@ export class WebhookDispatcher {
         metrics.attempt('refused');
         metrics.outcome('refused');
         logger.warn('webhook target refused at delivery', { eventId: envelope.id, target: target.noteWebhook ? 'note' : 'operator', reason: (err as Error).message });
-        await store.record(envelope.id, target.key, 'failed', attempt, null, clock.now());
-        return true;
+        await store.record(envelope.id, target.key, 'refused', attempt, null, clock.now());
+        return { kind: 'done' };
       }
       admission.release(false);
       metrics.attempt('error');
       logger.info('webhook delivery failed; will retry', { eventId: envelope.id, attempt, err: (err as Error).name });
       await store.record(envelope.id, target.key, 'failed', attempt, null, clock.now());
-      return false;
+      return { kind: 'failed', attempt };
     }
     if (status >= 200 && status < 300) {
       admission.release(true);
       metrics.attempt('2xx');
       metrics.outcome('delivered');
       await store.record(envelope.id, target.key, 'delivered', attempt, status, clock.now());
-      return true;
+      return { kind: 'done' };
     }
     if (status === 410 && target.noteWebhook) {
       admission.release(true);
@@ -196,12 +215,12 @@ export class WebhookDispatcher {
       metrics.outcome('gone');
       await store.markGone(target.payload.data.note_ref, clock.now());
       await store.record(envelope.id, target.key, 'gone', attempt, status, clock.now());
-      return true;
+      return { kind: 'done' };
     }
     admission.release(status < 500 && status !== 429);
     metrics.attempt(status >= 500 ? '5xx' : '4xx');
     await store.record(envelope.id, target.key, 'failed', attempt, status, clock.now());
-    return false;
+    return { kind: 'failed', attempt };
   }
 }
 

@@ -7,9 +7,9 @@ const GONE_KEPT_MS = 400 * 24 * 3_600_000;
 export class KnexDeliveryStore implements DeliveryStore {
   constructor(private readonly knex: Knex) {}
 
-  async settledTargets(eventId: string): Promise<Set<string>> {
-    const rows = await this.knex('webhook_deliveries').select('target_key').where({ event_id: eventId }).whereIn('status', ['delivered', 'gone']);
-    return new Set(rows.map((row: { target_key: string }) => row.target_key));
+  async recordsOf(eventId: string): Promise<Map<string, { status: DeliveryStatus; attempts: number }>> {
+    const rows = await this.knex('webhook_deliveries').select('target_key', 'status', 'attempts').where({ event_id: eventId });
+    return new Map(rows.map((row: { target_key: string; status: DeliveryStatus; attempts: number }) => [row.target_key, { status: row.status, attempts: Number(row.attempts) }]));
   }
 
   async record(eventId: string, targetKey: string, status: DeliveryStatus, attempts: number, httpStatus: number | null, now: Date): Promise<void> {
