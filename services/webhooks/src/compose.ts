@@ -46,7 +46,7 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
   const registry = overrides.registry ?? createRegistry('webhooks');
   const clock = overrides.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger);
-  const knex = configureDatabase(config.databaseUrl, { poolMax: 5, sqliteSynchronous: 'NORMAL', logger: logger.child('webhooks/db'), sslCa: config.databaseSslCa });
+  const knex = configureDatabase(config.databaseUrl, { poolMax: 10, sqliteSynchronous: 'NORMAL', logger: logger.child('webhooks/db'), sslCa: config.databaseSslCa });
   const store = new KnexDeliveryStore(knex);
   const metrics = createWebhooksMetrics(registry);
   const hosts = new HostGuard({ concurrency: config.hostConcurrency, failureThreshold: config.circuitFailureThreshold, openMs: config.circuitOpenMs });
