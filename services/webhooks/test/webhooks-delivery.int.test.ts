@@ -94,3 +94,51 @@ describe('webhooks: the four SPEC 6 kinds reach the note\'s webhook, signed, wit
     expect(receiver.received.filter((r) => r.payload.data.note_ref === note.note_ref)).toHaveLength(1);
   });
 });
+
+describe('webhooks: operator subscriptions and refusals at registration', () => {
+  let world: World;
+  let note: Receiver;
+  let siem: Receiver;
+  const siemSecret = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
+
+  beforeAll(async () => {
+    note = await startReceiver();
+    siem = await startReceiver();
+    world = await startWorld({
+      prefix: 'ops',
+      webhooksEnv: { WEBHOOK_SUBSCRIPTIONS: JSON.stringify([{ url: siem.url('/siem'), secret: siemSecret }]) },
+    });
+  });
+  afterAll(async () => {
+    await world?.close();
+    await note?.close();
+    await siem?.close();
+  });
+
+  it('when notes are read, then the operator subscription gets every note\'s events with a pseudonym and no client address, signed with its own secret', async () => {
+    const hooked = await world.create({ content: 'hooked', webhook_url: note.url() });
+    const plain = await world.create({ content: 'plain' });
+    await world.reveal(hooked.uuid, null);
+    await world.reveal(plain.uuid, null);
+    await waitFor(() => siem.received.length >= 4 && note.received.length >= 2, { timeoutMs: 30_000, description: 'operator and note deliveries' });
+    for (const r of siem.received) {
+      expect(verifySignature(siemSecret, r)).toBe(true);
+      expect(r.payload.data.note_id).toMatch(/^[0-9a-f]{32}$/);
+      expect([hooked.uuid, plain.uuid, hooked.note_ref, plain.note_ref]).not.toContain(r.payload.data.note_id);
+      expect(r.payload.data.access_details).toMatchObject({ ip_address: null, user_agent: 'webhook-test/1.0' });
+    }
+    const pseudonyms = new Set(siem.received.map((r) => r.payload.data.note_id));
+    expect(pseudonyms.size).toBe(2);
+    // The same event reaches both, under the same webhook-id.
+    const noteIds = new Set(note.received.map((r) => r.id));
+    expect(siem.received.filter((r) => noteIds.has(r.id))).toHaveLength(2);
+  });
+
+  it('when webhook_url is malformed, overlong or not http(s), then creation answers 400 INVALID_WEBHOOK_URL naming the field', async () => {
+    for (const url of ['not a url', 'ftp://example.com/x', `https://example.com/${'a'.repeat(2_048)}`, 'https://user:pw@example.com/']) {
+      const answer = await world.create({ content: 'x', webhook_url: url });
+      expect(answer.status).toBe(400);
+      expect(answer).toMatchObject({ code: 'INVALID_WEBHOOK_URL', details: { parameter: 'webhook_url' } });
+    }
+  });
+});

@@ -78,7 +78,7 @@ export async function startWorld(options: WorldOptions) {
       const res = await fetch(`http://127.0.0.1:${notesPort}/api/create.php`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
       });
-      const json = (await res.json()) as { uuid: string; note_ref: string; webhook_secret: string; error?: string; code?: string };
+      const json = (await res.json()) as { uuid: string; note_ref: string; webhook_secret: string; error?: string; code?: string; details?: { parameter: string | null } };
       return { status: res.status, ...json };
     },
     /** The reveal form, as a browser behind the gateway posts it (X-Forwarded-For set by the gateway). */
