@@ -30,6 +30,20 @@ describe('HostGuard', () => {
   });
 });
 
+describe('HostGuard.acquire', () => {
+  it('when a busy host frees a slot, then a waiting request gets it; past the waiters\' cap or the wait, requests are turned away', async () => {
+    const guard = new HostGuard({ concurrency: 1, failureThreshold: 5, openMs: 1000 });
+    const held = guard.admit('h:1');
+    const waiting = guard.acquire('h:1', 5_000);
+    expect(await guard.acquire('h:1', 5_000)).toEqual({ admitted: false, reason: 'host_busy' }); // one waiter per slot
+    if (held.admitted) held.release(true);
+    const admitted = await waiting;
+    expect(admitted.admitted).toBe(true);
+    expect(await guard.acquire('h:1', 20)).toEqual({ admitted: false, reason: 'host_busy' }); // waited, not freed
+    if (admitted.admitted) admitted.release(true);
+  });
+});
+
 describe('retry schedule', () => {
   it('when attempts fail, then the delays follow the schedule within the jitter factors and the last repeats', () => {
     const delays = [1000, 5000];
