@@ -3,7 +3,7 @@
 const moduleNameMapper = {
   '^@vanish/envelope$': '<rootDir>/packages/envelope/envelope.js',
   '^@vanish/(common|bus|database|testkit)$': '<rootDir>/packages/$1/src',
-  '^@vanish/(notes|stats|mailer|gateway|all-in-one)$': '<rootDir>/services/$1/src',
+  '^@vanish/(notes|stats|mailer|webhooks|gateway|all-in-one)$': '<rootDir>/services/$1/src',
   '^@vanish/testkit/(.*)$': '<rootDir>/packages/testkit/src/$1',
 };
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };

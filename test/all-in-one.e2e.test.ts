@@ -4,6 +4,7 @@ import path from 'node:path';
 import { freePort } from '@vanish/testkit/net';
 import { runProcess, type RunningProcess } from '@vanish/testkit/process';
 import { callApi, CLEARED_ENV } from './support/api-client';
+import { startReceiver, verifySignature } from '../services/webhooks/test/support/receiver';
 
 // `npm start` runs `npm run build && node services/all-in-one/dist/main.js`: this runs the second half
 // (the e2e project needs `npm run build` first, which `npm test` does).
@@ -44,7 +45,7 @@ function ipv6FromHex(hex: string): string {
 }
 
 async function portsEnv(): Promise<Record<string, string>> {
-  const names = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT'];
+  const names = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT', 'WEBHOOKS_ADMIN_PORT'];
   const env: Record<string, string> = {};
   for (const name of names) env[name] = String(await freePort());
   return env;
@@ -60,7 +61,8 @@ describe('npm start (all-in-one) in an empty data directory', () => {
     runProcess({
       script: MAIN,
       // HOST=0.0.0.0 as someone exposing the app on a network would set it: only the gateway follows it.
-      env: { ...CLEARED_ENV, ...ports, HOST: '0.0.0.0', DATA_DIR: dataDir, PUBLIC_BASE_URL: gateway, LOG_LEVEL: 'info' },
+      // WEBHOOK_ALLOW_PRIVATE_NETWORKS: the test's webhook receiver listens on loopback.
+      env: { ...CLEARED_ENV, ...ports, HOST: '0.0.0.0', DATA_DIR: dataDir, PUBLIC_BASE_URL: gateway, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
       readyLine: 'all-in-one ready',
       readyTimeoutMs: 60_000,
       stopTimeoutMs: 30_000,
@@ -83,7 +85,7 @@ describe('npm start (all-in-one) in an empty data directory', () => {
 
   it('when started with HOST=0.0.0.0, then the gateway\'s public port listens there and notes, stats, mailer and every admin port on 127.0.0.1 only', () => {
     const listening = listeningAddresses();
-    const internal = ['ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT'];
+    const internal = ['ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT', 'WEBHOOKS_ADMIN_PORT'];
     expect({ PORT: listening.get(Number(ports.PORT)) }).toEqual({ PORT: ['0.0.0.0'] });
     for (const name of internal) expect({ [name]: listening.get(Number(ports[name])) }).toEqual({ [name]: ['127.0.0.1'] });
   });
@@ -114,7 +116,7 @@ describe('npm start (all-in-one) in an empty data directory', () => {
   });
 
   it('when running, then each service keeps its own SQLite file in DATA_DIR, and no file there holds the content or the uuid', () => {
-    expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['notes.db', 'stats.db', 'mailer.db']));
+    expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['notes.db', 'stats.db', 'mailer.db', 'webhooks.db']));
     const everyFile = readdirSync(dataDir, { recursive: true, encoding: 'utf8' })
       .map((name) => path.join(dataDir, name))
       .filter((file) => statSync(file).isFile());
@@ -134,9 +136,34 @@ describe('npm start (all-in-one) in an empty data directory', () => {
       .find((text) => text.includes(response.body.url));
     for (let i = 0; i < 100 && !emlWithLink(); i++) await new Promise((resolve) => setTimeout(resolve, 200));
     expect(emlWithLink()).toBeDefined();
-    // DECISIONS 1: one private ring (the mailer's), no symmetric ring shared with notes.
-    expect(readdirSync(path.join(dataDir, 'keys')).sort()).toEqual(['limiter_key.txt', 'lookup_key.txt', 'mail_private_keys.txt', 'master_keys.txt', 'receipt_signing_keys.txt']);
+    // DECISIONS 1: private rings (the mailer's, the webhooks service's) and the receipt signing ring; no symmetric ring shared with notes.
+    expect(readdirSync(path.join(dataDir, 'keys')).sort())
+      .toEqual(['limiter_key.txt', 'lookup_key.txt', 'mail_private_keys.txt', 'master_keys.txt', 'receipt_signing_keys.txt', 'webhook_private_keys.txt']);
     expect(readFileSync(path.join(dataDir, 'notes.db')).includes(response.body.uuid)).toBe(false);
+  });
+
+  it('when a note with a webhook_url is read, then the in-process webhooks service delivers note.accessed and note.destroyed, signed', async () => {
+    const receiver = await startReceiver();
+    try {
+      const response = await callApi(gateway, 'POST', '/api/create.php', { content: 'hooked note', webhook_url: receiver.url('/hook') });
+      expect(response.status).toBe(200);
+      const page = await (await fetch(`${gateway}/${response.body.uuid}`)).text();
+      const token = /name="form_token" value="([^"]+)"/.exec(page)![1]!;
+      const reveal = await fetch(`${gateway}/${response.body.uuid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', 'user-agent': 'e2e-reader' },
+        body: new URLSearchParams({ form_token: token }).toString(),
+      });
+      expect(reveal.status).toBe(200);
+      for (let i = 0; i < 150 && receiver.received.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(receiver.received.map((r) => r.payload.event).sort()).toEqual(['note.accessed', 'note.destroyed']);
+      for (const r of receiver.received) {
+        expect(verifySignature(response.body.webhook_secret, r)).toBe(true);
+        expect(r.payload.data).toMatchObject({ note_id: response.body.uuid, note_ref: response.body.note_ref, access_details: { user_agent: 'e2e-reader' } });
+      }
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('when stopped with SIGTERM and started again on the same DATA_DIR, then it exits 0 and the note is still there', async () => {

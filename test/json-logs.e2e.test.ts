@@ -93,7 +93,7 @@ describe('every line is strict JSON: the all-in-one process on its embedded defa
     if (!existsSync(ALL_IN_ONE)) throw new Error(`${ALL_IN_ONE} is missing: run \`npm run build\` first (npm test does)`);
     const dataDir = mkdtempSync(path.join(tmpdir(), 'vanish-json-logs-aio-'));
     const ports: Record<string, string> = {};
-    for (const name of ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT']) {
+    for (const name of ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT', 'WEBHOOKS_ADMIN_PORT']) {
       ports[name] = String(await freePort());
     }
     const gateway = `http://127.0.0.1:${ports.PORT}`;

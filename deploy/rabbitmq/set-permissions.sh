@@ -2,7 +2,7 @@
 # One RabbitMQ user per vanish service, each limited to what it uses (docs/operations.md, "Broker
 # users"). Run it where rabbitmqctl reaches your broker, e.g. in the broker's pod:
 #   kubectl exec -i -n rabbitmq rabbitmq-0 -- env NOTES_AMQP_PASSWORD=... STATS_AMQP_PASSWORD=... \
-#     MAILER_AMQP_PASSWORD=... VHOST=/ sh < deploy/rabbitmq/set-permissions.sh
+#     MAILER_AMQP_PASSWORD=... WEBHOOKS_AMQP_PASSWORD=... VHOST=/ sh < deploy/rabbitmq/set-permissions.sh
 # then put amqps://<service>:<password>@<broker>/<vhost> into each service's AMQP_URL (its own
 # Secret). Running it again updates passwords and permissions. The regexes are derived from the bus
 # topology (test/deploy/broker-permissions.ts; a test keeps this file equal to it) for the default
@@ -11,6 +11,7 @@ set -eu
 : "${NOTES_AMQP_PASSWORD:?set NOTES_AMQP_PASSWORD}"
 : "${STATS_AMQP_PASSWORD:?set STATS_AMQP_PASSWORD}"
 : "${MAILER_AMQP_PASSWORD:?set MAILER_AMQP_PASSWORD}"
+: "${WEBHOOKS_AMQP_PASSWORD:?set WEBHOOKS_AMQP_PASSWORD}"
 VHOST="${VHOST:-/}"
 CTL="${RABBITMQCTL:-rabbitmqctl}"
 
@@ -30,3 +31,4 @@ $CTL -q list_vhosts | grep -qx "$VHOST" || $CTL add_vhost "$VHOST"
 vanish_user notes "$NOTES_AMQP_PASSWORD" '^(vanish|vanish\.dlx)$' '^(vanish)$' '^$' '^(note\.created|note\.accessed|note\.failed_access|note\.expired|note\.destroyed|mail\.send|health\.notes)$' '^$'
 vanish_user stats "$STATS_AMQP_PASSWORD" '^(vanish|vanish\.dlx|stats\.note-events(\.dlq|\.retry\.[0-9]+)?|stats\.heartbeats(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish\.dlx|amq\.default|stats\.note-events(\.dlq|\.retry\.[0-9]+)?|stats\.heartbeats(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish|vanish\.dlx|stats\.note-events(\.dlq|\.retry\.[0-9]+)?|stats\.heartbeats(\.dlq|\.retry\.[0-9]+)?)$' '^$' '^(note\.\*|health\.\*)$'
 vanish_user mailer "$MAILER_AMQP_PASSWORD" '^(vanish|vanish\.dlx|mailer\.mail-commands(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish|vanish\.dlx|amq\.default|mailer\.mail-commands(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish|vanish\.dlx|mailer\.mail-commands(\.dlq|\.retry\.[0-9]+)?)$' '^(health\.mailer)$' '^(mail\.send)$'
+vanish_user webhooks "$WEBHOOKS_AMQP_PASSWORD" '^(vanish|vanish\.dlx|webhooks\.note-events(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish\.dlx|amq\.default|webhooks\.note-events(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish|vanish\.dlx|webhooks\.note-events(\.dlq|\.retry\.[0-9]+)?)$' '^$' '^(note\.accessed|note\.failed_access|note\.expired|note\.destroyed)$'

@@ -8,12 +8,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import amqp, { type Channel } from 'amqplib';
-import { PermanentMessageFailure, RetryMessageLater, silentLogger, type IncomingMessage } from '@vanish/common';
+import { PermanentMessageFailure, RetryMessageLater, WEBHOOK_EVENT_NAMES, silentLogger, type IncomingMessage } from '@vanish/common';
 import { RabbitMqBus, dlqName } from '@vanish/bus';
 import { loadMailerConfig } from '@vanish/mailer';
 import { HEARTBEATS_QUEUE, NOTE_EVENTS_QUEUE } from '@vanish/stats';
 import { freePort, waitFor } from '@vanish/testkit/net';
-import { BROKER_USERS, EXCHANGE, MAIL_QUEUE, PERMISSIONS, TOPIC_PERMISSIONS, definitions, type BrokerUser } from './broker-permissions';
+import { BROKER_USERS, EXCHANGE, MAIL_QUEUE, PERMISSIONS, TOPIC_PERMISSIONS, WEBHOOK_QUEUE, definitions, type BrokerUser } from './broker-permissions';
+import { loadWebhooksConfig } from '../../services/webhooks/src/config';
 import { ROOT, composeEnv, parseEnvFile, readCompose, readText } from './deploy-files';
 
 // Hang bounds only: a node boots in 6-30 s on this machine, longer when the CPU is shared.
@@ -157,6 +158,15 @@ describe('broker permissions: the shipped files say what the bus topology derive
     expect(lines).toEqual(expected);
   });
 
+  it('when the webhooks service loads its defaults, then its queue is the one the permissions name', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vanish-webhooks-config-'));
+    try {
+      expect(loadWebhooksConfig({ DATA_DIR: dir }, silentLogger).queue).toBe(WEBHOOK_QUEUE);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('when the mailer loads its defaults, then its queue is the one the permissions name', () => {
     const dir = mkdtempSync(join(tmpdir(), 'vanish-mailer-config-'));
     try {
@@ -207,6 +217,12 @@ describe('broker permissions on a RabbitMQ node of our own (compose definitions)
       mailCommands.push(message);
       if (message.attempt === 1) throw new RetryMessageLater('SMTP 451', 200);
     });
+    const webhooksBus = await connect('webhooks');
+    const webhookEvents: IncomingMessage[] = [];
+    await webhooksBus.consume({ queue: WEBHOOK_QUEUE, bindings: [...WEBHOOK_EVENT_NAMES], maxAttempts: 5, retryDelaysMs: [200] }, async (message) => {
+      webhookEvents.push(message);
+      if (message.attempt === 1) throw new RetryMessageLater('receiver down', 200);
+    });
 
     await notesBus.publish([
       { id: randomUUID(), routingKey: 'note.created', body: 'retry' },
@@ -220,6 +236,8 @@ describe('broker permissions on a RabbitMQ node of our own (compose definitions)
     await waitFor(() => noteEvents.some((m) => m.body === 'retry' && m.attempt === 2), { timeoutMs: 60_000 });
     await waitFor(() => mailCommands.some((m) => m.attempt === 2), { timeoutMs: 60_000 });
     await waitFor(() => heartbeats.length === 2, { timeoutMs: 60_000 });
+    await waitFor(() => webhookEvents.filter((m) => m.attempt === 2).length === 2, { timeoutMs: 60_000 });
+    expect([...new Set(webhookEvents.map((m) => m.routingKey))].sort()).toEqual(['note.accessed', 'note.expired']);
     expect(noteEvents.map((m) => m.routingKey).sort()).toEqual(['note.accessed', 'note.created', 'note.created', 'note.expired']);
     expect(mailCommands.map((m) => m.body)).toEqual(['sealed command', 'sealed command']);
     expect(heartbeats.map((m) => m.routingKey).sort()).toEqual(['health.mailer', 'health.notes']);
@@ -262,8 +280,8 @@ describe('broker permissions on a RabbitMQ node of our own (compose definitions)
     expect(await refusal(mailer, (ch) => ch.consume(HEARTBEATS_QUEUE, () => undefined))).toMatch(REFUSED);
   });
 
-  it('when the definitions file is read, then its users are only the administrator and the three services (no guest, no shared user)', () => {
+  it('when the definitions file is read, then its users are only the administrator and the four services (no guest, no shared user)', () => {
     const shipped = JSON.parse(readFileSync(join(ROOT, COMPOSE_DEFINITIONS), 'utf8')) as { users: Array<{ name: string }> };
-    expect(shipped.users.map((u) => u.name).sort()).toEqual(['mailer', 'notes', 'stats', 'vanish']);
+    expect(shipped.users.map((u) => u.name).sort()).toEqual(['mailer', 'notes', 'stats', 'vanish', 'webhooks']);
   });
 });

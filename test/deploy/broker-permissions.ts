@@ -9,7 +9,7 @@
 // on the exchange (the default exchange is `amq.default`); consuming and purging need `read` on the
 // queue. Topic permissions add a check of the routing key on the topic exchange: `write` on publish,
 // `read` on bind.
-import { EVENT_NAMES } from '@vanish/common';
+import { EVENT_NAMES, WEBHOOK_EVENT_NAMES } from '@vanish/common';
 import { dlqName, dlxName, retryQueueName } from '@vanish/bus';
 import { HEARTBEATS_QUEUE, NOTE_EVENTS_QUEUE } from '@vanish/stats';
 import { MAIL_ROUTING_KEY } from '@vanish/mailer';
@@ -17,7 +17,9 @@ import { MAIL_ROUTING_KEY } from '@vanish/mailer';
 export const EXCHANGE = 'vanish';
 /** The mailer's MAIL_QUEUE default (services/mailer/src/config.ts; the test checks they agree). */
 export const MAIL_QUEUE = 'mailer.mail-commands';
-export const BROKER_USERS = ['notes', 'stats', 'mailer'] as const;
+/** The webhooks service's WEBHOOK_QUEUE default (services/webhooks/src/config.ts; the test checks they agree). */
+export const WEBHOOK_QUEUE = 'webhooks.note-events';
+export const BROKER_USERS = ['notes', 'stats', 'mailer', 'webhooks'] as const;
 export type BrokerUser = (typeof BROKER_USERS)[number];
 
 export interface Permission {
@@ -65,6 +67,8 @@ export const PERMISSIONS: readonly Permission[] = [
   consumer('stats', [NOTE_EVENTS_QUEUE, HEARTBEATS_QUEUE], false),
   // the mailer consumes mail commands and publishes its heartbeat.
   consumer('mailer', [MAIL_QUEUE], true),
+  // the webhooks service consumes the four SPEC 6 note events and publishes nothing.
+  consumer('webhooks', [WEBHOOK_QUEUE], false),
 ];
 
 export const TOPIC_PERMISSIONS: readonly TopicPermission[] = [
@@ -75,6 +79,7 @@ export const TOPIC_PERMISSIONS: readonly TopicPermission[] = [
   },
   { user: 'stats', exchange: EXCHANGE, write: '^$', read: anyOf([escape('note.*'), escape('health.*')]) },
   { user: 'mailer', exchange: EXCHANGE, write: anyOf([escape('health.mailer')]), read: anyOf([escape(MAIL_ROUTING_KEY)]) },
+  { user: 'webhooks', exchange: EXCHANGE, write: '^$', read: anyOf(WEBHOOK_EVENT_NAMES.map(escape)) },
 ];
 
 /** A RabbitMQ definitions document (rabbitmqctl import_definitions, `load_definitions`) for vhost `/`. */

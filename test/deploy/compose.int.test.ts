@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import YAML from 'yaml';
-import { PORTS, ROOT, SERVICES, composeEnv, readCompose, readText, type ComposeFile } from './deploy-files';
+import { ALL_SERVICES, PORTS, ROOT, SERVICES, composeEnv, readCompose, readText, type ComposeFile } from './deploy-files';
 
 /** The packaged schema uses draft-04 `id`s, which ajv 8 refuses; they only name subschemas. */
 function withoutDraft4Ids(node: unknown): unknown {
@@ -45,8 +45,8 @@ describe('docker-compose.yml', () => {
     expect(validate({ services: { gateway: { image: 'x', healthcheck: { test: 42 }, unknown_key: true } } })).toBe(false);
   });
 
-  it('when listing services, then the four vanish services and MySQL, Redis, RabbitMQ, Mailpit and Prometheus are all there', () => {
-    expect(Object.keys(compose.services).sort()).toEqual([...SERVICES, ...INFRA].sort());
+  it('when listing services, then the five vanish services and MySQL, Redis, RabbitMQ, Mailpit and Prometheus are all there', () => {
+    expect(Object.keys(compose.services).sort()).toEqual([...ALL_SERVICES, ...INFRA].sort());
   });
 
   it('when a vanish service is built, then it uses its own Dockerfile from the repository root and a pinned local tag', () => {

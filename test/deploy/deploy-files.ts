@@ -9,6 +9,9 @@ import YAML from 'yaml';
 export const ROOT = join(__dirname, '..', '..');
 export const SERVICES = ['gateway', 'notes', 'stats', 'mailer'] as const;
 export type ServiceName = (typeof SERVICES)[number];
+/** Services with an admin port only (no public traffic): checked by test/deploy/webhooks-deploy.int.test.ts. */
+export const ADMIN_ONLY_SERVICES = ['webhooks'] as const;
+export const ALL_SERVICES = [...SERVICES, ...ADMIN_ONLY_SERVICES] as const;
 /** DECISIONS 10. */
 export const PORTS: Record<ServiceName, { port: number; admin: number }> = {
   gateway: { port: 8080, admin: 9080 },

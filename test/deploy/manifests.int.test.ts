@@ -3,7 +3,7 @@
 // schemas for ServiceMonitor/PrometheusRule), then checked for the properties docs/operations.md
 // promises: probes, limits, non-root, read-only root, pinned images, NetworkPolicies that select
 // real pods.
-import { PORTS, SERVICES, byKind, dataOf, find, kustomize, secretTemplate, type K8sObject } from './deploy-files';
+import { ALL_SERVICES, PORTS, SERVICES, byKind, dataOf, find, kustomize, secretTemplate, type K8sObject } from './deploy-files';
 import { parseTrustProxy, trustProxyTooWide } from '../../services/gateway/src/config';
 
 type Labels = Record<string, string>;
@@ -224,7 +224,7 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
 
   it('when Deployments mount Secrets, then each service mounts only its own, and its own holds only the values it uses', () => {
     const template = secretTemplate();
-    for (const service of SERVICES) {
+    for (const service of ALL_SERVICES) {
       const deployment = find(objects, 'Deployment', service);
       const spec = deployment.spec.template.spec;
       const names = new Set<string>();
@@ -241,12 +241,14 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
     }
     const keys = (name: string) => Object.keys(template[name]!).sort();
     expect(keys('gateway-secrets')).toEqual(['LIMITER_KEY', 'REDIS_URL']);
-    // notes holds only the mailer's PUBLIC ring: it cannot open the mail commands it seals (DECISIONS 1).
-    expect(keys('notes-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS', 'MASTER_KEYS', 'RECEIPT_SIGNING_KEYS']);
+    // notes holds only the mailer's and the webhooks service's PUBLIC rings: it cannot open what it seals (DECISIONS 1, 11).
+    expect(keys('notes-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS', 'MASTER_KEYS', 'RECEIPT_SIGNING_KEYS', 'WEBHOOK_PUBLIC_KEYS']);
     expect(keys('stats-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL']);
     expect(keys('mailer-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'MAILER_HASH_KEY', 'SMTP_URL']);
     expect(keys('mailer-mail-keys')).toEqual(['MAIL_PRIVATE_KEYS']);
-    for (const service of ['notes', 'stats', 'mailer']) {
+    expect(keys('webhooks-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL']);
+    expect(keys('webhooks-keys')).toEqual(['WEBHOOK_PRIVATE_KEYS']);
+    for (const service of ['notes', 'stats', 'mailer', 'webhooks']) {
       expect(new URL(template[`${service}-secrets`]!.AMQP_URL!).username).toBe(service);
       expect(new URL(template[`${service}-secrets`]!.DATABASE_URL!).username).toBe(`vanish_${service}`);
     }
@@ -307,11 +309,11 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
     });
 
     it('when the prod overlay is rendered, then it runs no database or broker, requires HTTPS, trusts the ingress and pulls from a registry', () => {
-      expect(workloads(objects).map((w) => w.metadata.name).sort()).toEqual([...SERVICES].sort());
+      expect(workloads(objects).map((w) => w.metadata.name).sort()).toEqual([...ALL_SERVICES].sort());
       expect(dataOf(find(objects, 'ConfigMap', 'vanish-common')).NODE_ENV).toBe('production');
       expect(dataOf(find(objects, 'ConfigMap', 'vanish-public')).PUBLIC_BASE_URL).toMatch(/^https:\/\//);
       expect(dataOf(find(objects, 'ConfigMap', 'gateway-config'))).toMatchObject({ REQUIRE_HTTPS: 'true', TRUST_PROXY: expect.any(String) });
-      for (const service of SERVICES) expect(find(objects, 'Deployment', service).spec.template.spec.containers[0].image).toMatch(/^[a-z0-9.-]+\.[a-z]+\/.+:\d+\.\d+\.\d+$/);
+      for (const service of ALL_SERVICES) expect(find(objects, 'Deployment', service).spec.template.spec.containers[0].image).toMatch(/^[a-z0-9.-]+\.[a-z]+\/.+:\d+\.\d+\.\d+$/);
     });
   }
 });

@@ -46,7 +46,7 @@ async function startSystem(extraEnv: Record<string, string>): Promise<RunningSys
     PORT: String(port),
     ADMIN_PORT: String(await freePort()),
     // the other services of the all-in-one process on ephemeral ports (its NOTES_PORT etc.; 0 = any free port)
-    NOTES_PORT: '0', NOTES_ADMIN_PORT: '0', STATS_PORT: '0', STATS_ADMIN_PORT: '0', MAILER_PORT: '0', MAILER_ADMIN_PORT: '0',
+    NOTES_PORT: '0', NOTES_ADMIN_PORT: '0', STATS_PORT: '0', STATS_ADMIN_PORT: '0', MAILER_PORT: '0', MAILER_ADMIN_PORT: '0', WEBHOOKS_ADMIN_PORT: '0',
     DATA_DIR: dataDir,
     PUBLIC_BASE_URL: baseUrl,
     LOG_LEVEL: 'warn',

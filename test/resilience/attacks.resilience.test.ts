@@ -7,6 +7,7 @@ import { checkApiAnswer } from '@vanish/testkit/openapi';
 import { runProcess } from '@vanish/testkit/process';
 import { waitFor } from '@vanish/testkit/net';
 import { startSystem, type Answer, type System } from './support/system';
+import { startReceiver, verifySignature } from '../../services/webhooks/test/support/receiver';
 
 // Attacks and bad input against the four services as separate processes (needs `npm run build`):
 // never a 500, always the SPEC 7 error body (every API answer is checked against the OpenAPI
@@ -287,10 +288,16 @@ describe('attacks: bad input never breaks the promises', () => {
     expect(statsAfter.destroyed_notes).toBe(statsBefore.destroyed_notes + 2);
   });
 
-  it('when a canary is used as content, passcode and e-mail local-part, then it never appears in logs, RabbitMQ payloads, dead letters, metrics or any database column', async () => {
+  it('when a canary is used as content, passcode, e-mail local-part and webhook URL path, then it never appears in logs, RabbitMQ payloads, dead letters, metrics or any database column', async () => {
     const email = `${CANARY}@example.com`;
-    const note = await sys.create({ content: `${CANARY} the secret`, passcode: CANARY, notification_email: email, send_link_email: email, max_views: 2 });
+    const receiver = await startReceiver();
+    const note = await sys.create({
+      content: `${CANARY} the secret`, passcode: CANARY, notification_email: email, send_link_email: email, max_views: 2,
+      webhook_url: receiver.url(`/${CANARY}/hook`),
+    });
     expect(note.status).toBe(200);
+    const secret = String(note.body.webhook_secret);
+    expect(secret).toMatch(/^whsec_/);
     const plain = await sys.create({ content: `${CANARY} plain`, send_link_email: `x.${CANARY}@example.com` });
     await sys.create({ content: `${CANARY} bad`, max_views: 0 });
     await sys.create({ content: 'x', notification_email: `${CANARY}@@bad` });
@@ -299,11 +306,16 @@ describe('attacks: bad input never breaks the promises', () => {
     expect((await sys.reveal(plain.body.uuid)).content).toBe(`${CANARY} plain`);
     await sys.checkInvariants();
     await sys.sink.waitForMessages(3, 30_000); // link, link, read notification: the mail really went out
+    // The webhook really went out too: failed access, accessed (DECISIONS 11), to the receiver alone.
+    await waitFor(() => receiver.received.length >= 2, { timeoutMs: 30_000, description: 'webhook deliveries' });
+    expect(receiver.received.every((r) => verifySignature(secret, r) && r.payload.data.note_id === note.body.uuid)).toBe(true);
+    await receiver.close();
 
     const leaks: string[] = [];
     const look = (where: string, text: string) => {
       if (text.toLowerCase().includes(CANARY)) leaks.push(where);
       if (text.includes(note.body.uuid)) leaks.push(`${where} (uuid)`);
+      if (text.includes(secret.slice('whsec_'.length))) leaks.push(`${where} (webhook secret)`);
     };
     look('service logs', sys.logs());
     for (const message of sys.busMessages) look(`bus ${message.routingKey}`, message.body);

@@ -38,6 +38,12 @@ export function testMailKeys(): { mailer: { MAIL_PRIVATE_KEYS: string }; notes: 
   return { mailer: { MAIL_PRIVATE_KEYS: privateRing.serialize() }, notes: { MAIL_PUBLIC_KEYS: publicRingOf(privateRing).serialize() } };
 }
 
+/** The webhooks service's private ring and its public half for notes (DECISIONS 11). */
+export function testWebhookKeys(): { webhooks: { WEBHOOK_PRIVATE_KEYS: string }; notes: { WEBHOOK_PUBLIC_KEYS: string } } {
+  const privateRing = KeyRing.parse(testKey('w1'));
+  return { webhooks: { WEBHOOK_PRIVATE_KEYS: privateRing.serialize() }, notes: { WEBHOOK_PUBLIC_KEYS: publicRingOf(privateRing).serialize() } };
+}
+
 /** Variables a test process must not inherit from the shell or CI that runs it (DECISIONS 10 and friends). */
 export const CLEARED_ENV: Record<string, undefined> = Object.fromEntries(
   [
@@ -49,5 +55,7 @@ export const CLEARED_ENV: Record<string, undefined> = Object.fromEntries(
     'NOTES_DATABASE_URL', 'STATS_DATABASE_URL', 'MAILER_DATABASE_URL', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT',
     'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT', 'RATE_LIMIT_CREATE_PER_HOUR', 'RATE_LIMIT_VIEW_PER_HOUR',
     'RATE_LIMIT_STATS_PER_HOUR', 'RATE_LIMIT_KEY_PREFIX',
+    'WEBHOOK_PUBLIC_KEYS', 'WEBHOOK_PUBLIC_KEYS_FILE', 'WEBHOOK_PRIVATE_KEYS', 'WEBHOOK_PRIVATE_KEYS_FILE', 'WEBHOOK_SUBSCRIPTIONS',
+    'WEBHOOK_SUBSCRIPTIONS_FILE', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_QUEUE', 'WEBHOOKS_DATABASE_URL', 'WEBHOOKS_ADMIN_PORT',
   ].map((name) => [name, undefined]),
 );

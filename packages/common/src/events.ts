@@ -13,6 +13,11 @@ export interface EventEnvelope<E extends EventName = EventName, D = NoteEventDat
   version: 1;
   timestamp: string;
   data: D;
+  /**
+   * Sealed to the webhooks service (webhooks.ts, SealedWebhookPart): the uuid, access details and the
+   * note's webhook target. Only on the four SPEC 6 kinds; stats and others ignore it (DECISIONS 11).
+   */
+  webhook?: string;
 }
 
 export interface NoteEventData {
@@ -20,6 +25,8 @@ export interface NoteEventData {
   expiry_type?: ExpiryType;
   reason?: 'views' | 'lockout' | 'takedown' | 'creator' | 'time' | 'retention';
   was_read?: boolean;
+  /** The note's public reference (DECISIONS 11): the same value as note_id, named as webhooks carry it. */
+  note_ref?: string;
 }
 
 export type NoteEvent = EventEnvelope<EventName, NoteEventData>;

@@ -12,3 +12,4 @@ export * from './metrics';
 export * from './time';
 export * from './bus';
 export * from './periodic-task';
+export * from './webhooks';

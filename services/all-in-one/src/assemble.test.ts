@@ -6,7 +6,7 @@ const fakeBus = {} as MessagePublisher & MessageConsumer; // never called by the
 
 /** A fake service module that records what it was given and what happened to it. */
 function fakeModule(name: ServiceName, events: string[], envs: Map<ServiceName, Env>, fail?: 'start'): ServiceModule {
-  let nextPort = { notes: 18081, stats: 18082, mailer: 18083, gateway: 18080 }[name];
+  let nextPort = { notes: 18081, stats: 18082, mailer: 18083, webhooks: 18084, gateway: 18080 }[name];
   return {
     name,
     async create(env, shared) {

@@ -27,7 +27,7 @@ export interface AllInOne {
   stop(): Promise<void>;
 }
 
-const START_ORDER: readonly ServiceName[] = ['notes', 'stats', 'mailer', 'gateway'];
+const START_ORDER: readonly ServiceName[] = ['notes', 'stats', 'mailer', 'webhooks', 'gateway'];
 
 export function assembleAllInOne(
   config: AllInOneConfig,

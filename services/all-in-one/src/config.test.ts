@@ -9,11 +9,13 @@ describe('loadAllInOneConfig', () => {
       notes: { port: 8081, adminPort: 9081 },
       stats: { port: 8082, adminPort: 9082 },
       mailer: { port: 8083, adminPort: 9083 },
+      webhooks: { port: 9084, adminPort: 9084 },
     });
     expect(config.databaseUrls).toEqual({
       notes: 'sqlite:/data/notes.db',
       stats: 'sqlite:/data/stats.db',
       mailer: 'sqlite:/data/mailer.db',
+      webhooks: 'sqlite:/data/webhooks.db',
     });
   });
 

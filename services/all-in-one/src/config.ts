@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { ConfigError, EnvReader, type Env, type LogLevel } from '@vanish/common';
 
-export type ServiceName = 'notes' | 'stats' | 'mailer' | 'gateway';
+export type ServiceName = 'notes' | 'stats' | 'mailer' | 'webhooks' | 'gateway';
 
 export interface ServicePorts {
   port: number;
@@ -27,6 +27,8 @@ const DEFAULT_PORTS: Record<ServiceName, ServicePorts> = {
   notes: { port: 8081, adminPort: 9081 },
   stats: { port: 8082, adminPort: 9082 },
   mailer: { port: 8083, adminPort: 9083 },
+  // The webhooks service has no public traffic: only its admin port listens.
+  webhooks: { port: 9084, adminPort: 9084 },
 };
 
 export const PRODUCTION_REFUSAL =
@@ -49,9 +51,11 @@ export function loadAllInOneConfig(env: Env = process.env): Readonly<AllInOneCon
     notes: { port: portOf('NOTES_PORT', DEFAULT_PORTS.notes.port), adminPort: portOf('NOTES_ADMIN_PORT', DEFAULT_PORTS.notes.adminPort) },
     stats: { port: portOf('STATS_PORT', DEFAULT_PORTS.stats.port), adminPort: portOf('STATS_ADMIN_PORT', DEFAULT_PORTS.stats.adminPort) },
     mailer: { port: portOf('MAILER_PORT', DEFAULT_PORTS.mailer.port), adminPort: portOf('MAILER_ADMIN_PORT', DEFAULT_PORTS.mailer.adminPort) },
+    webhooks: { port: 0, adminPort: portOf('WEBHOOKS_ADMIN_PORT', DEFAULT_PORTS.webhooks.adminPort) },
   };
+  ports.webhooks.port = ports.webhooks.adminPort;
   const fixed = Object.entries(ports).flatMap(([name, p]) => [
-    [`${name} port`, p.port] as const,
+    ...(name === 'webhooks' ? [] : [[`${name} port`, p.port] as const]),
     [`${name} admin port`, p.adminPort] as const,
   ]).filter(([, port]) => port !== 0);
   const seen = new Map<number, string>();
@@ -69,6 +73,7 @@ export function loadAllInOneConfig(env: Env = process.env): Readonly<AllInOneCon
       notes: reader.str('NOTES_DATABASE_URL', `sqlite:${resolve(dataDir, 'notes.db')}`),
       stats: reader.str('STATS_DATABASE_URL', `sqlite:${resolve(dataDir, 'stats.db')}`),
       mailer: reader.str('MAILER_DATABASE_URL', `sqlite:${resolve(dataDir, 'mailer.db')}`),
+      webhooks: reader.str('WEBHOOKS_DATABASE_URL', `sqlite:${resolve(dataDir, 'webhooks.db')}`),
     },
     baseEnv: env,
   };
@@ -80,7 +85,7 @@ export function loadAllInOneConfig(env: Env = process.env): Readonly<AllInOneCon
 const PER_SERVICE = [
   'HOST', 'ADMIN_HOST', 'PORT', 'ADMIN_PORT', 'DATABASE_URL', 'AMQP_URL', 'NOTES_URL', 'STATS_URL', 'MAILER_URL',
   'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT',
-  'NOTES_DATABASE_URL', 'STATS_DATABASE_URL', 'MAILER_DATABASE_URL',
+  'NOTES_DATABASE_URL', 'STATS_DATABASE_URL', 'MAILER_DATABASE_URL', 'WEBHOOKS_ADMIN_PORT', 'WEBHOOKS_DATABASE_URL',
 ];
 
 /** Where the services behind the gateway and every admin port listen: only this host reaches them. */

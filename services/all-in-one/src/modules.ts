@@ -2,6 +2,7 @@ import { createGatewayService, loadGatewayConfig } from '@vanish/gateway';
 import { createMailerService, loadMailerConfig } from '@vanish/mailer';
 import { createNotesService, loadNotesConfig } from '@vanish/notes';
 import { createStatsService, loadStatsConfig } from '@vanish/stats';
+import { createWebhooksService, loadWebhooksConfig } from '@vanish/webhooks';
 import type { ServiceModule } from './assemble';
 
 /**
@@ -25,6 +26,12 @@ export const SERVICE_MODULES: readonly ServiceModule[] = [
     name: 'mailer',
     async create(env, { bus, logger }) {
       return createMailerService(loadMailerConfig(env, logger), { bus, logger });
+    },
+  },
+  {
+    name: 'webhooks',
+    async create(env, { bus, logger }) {
+      return createWebhooksService(loadWebhooksConfig(env, logger), { bus, logger });
     },
   },
   {

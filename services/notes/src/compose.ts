@@ -5,8 +5,10 @@ import type { Knex } from 'knex';
 import {
   ConsumerSealer, Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
   createRegistry, errorHandler, httpMetrics, listen, requestId, systemClock, type Clock, type Listening, type Logger,
-  type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry,
+  type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry, type ResolveHost,
+  WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, resolveAllAddresses,
 } from '@vanish/common';
+import { NoteWebhooks } from './domain/note-webhooks';
 import { HeartbeatPublisher, OutboxRelay, RabbitMqBus } from '@vanish/bus';
 import type { NotesConfig } from './config';
 import { configureKnex, isDatabaseUnavailable } from './adapters/db/configure-knex';
@@ -49,6 +51,8 @@ export interface NotesServiceOverrides {
    * and each store operation (default 3000 ms; a creation only until its COMMIT is sent).
    */
   operationTimeoutMs?: number;
+  /** How webhook hosts are resolved at registration (tests give a fixed answer). */
+  resolveHost?: ResolveHost;
 }
 
 export interface NotesService {
@@ -104,6 +108,14 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const receiptIds = new ReceiptIds(config.lookupKey);
   const receiptStore = new KnexReceiptStore(knex);
   const receiptSigner = new ReceiptSigner(config.receiptSigningKeys);
+  const webhooks = config.webhookPublicKeys && new NoteWebhooks({
+    eventSealer: new ConsumerSealer(config.webhookPublicKeys, WEBHOOK_SEAL_PURPOSE),
+    targetSealer: new ConsumerSealer(config.webhookPublicKeys, WEBHOOK_TARGET_SEAL_PURPOSE),
+    requireHttps: config.production,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    resolveHost: overrides.resolveHost ?? resolveAllAddresses,
+  });
+  if (!webhooks) logger.warn('WEBHOOK_PUBLIC_KEYS is not set: webhooks are off and a webhook_url is refused (DECISIONS 11)');
   const notes = new NoteService({
     store,
     crypto,
@@ -116,11 +128,13 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     logger: logger.child('notes/note-service'),
     events,
     receiptIds,
+    webhooks,
   });
-  const sweeper = new ExpirySweeper({ store, clock, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/expiry-sweeper'), events });
+  const sweeper = new ExpirySweeper({ store, clock, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/expiry-sweeper'), events, webhooks });
   const receipts = new ReceiptService({
     store, receipts: receiptStore, ids: receiptIds, noteCrypto: crypto, signer: receiptSigner, clock,
     publicBaseUrl: config.publicBaseUrl, retentionHours: config.noteRetentionHours, logger: logger.child('notes/receipts'), events,
+    webhooks: webhooks || undefined,
   });
   const receiptPurger = new ReceiptPurger({
     receipts: receiptStore, clock, retentionHours: config.noteRetentionHours, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/receipt-purger'),

@@ -62,7 +62,8 @@ describe('loadNotesConfig', () => {
       publicBaseUrl: 'http://localhost:8080', noteRetentionHours: 720, amqpUrl: undefined, amqpExchange: 'vanish',
       heartbeatIntervalMs: 10_000, logLevel: 'info', production: false, scryptLimit: { maxConcurrent: 2, maxQueued: 32 },
     });
-    expect(config.warnings).toHaveLength(4);
+    // MASTER_KEYS, LOOKUP_KEY, the mailer's and the webhooks service's private rings (their public halves are used), RECEIPT_SIGNING_KEYS.
+    expect(config.warnings).toHaveLength(5);
     expect(config.warnings.join('\n')).toMatch(/MASTER_KEYS is not set: generated a key/);
     expect(config.lookupKey).toHaveLength(32);
     const keyFile = join(dataDir, 'keys', 'master_keys.txt');
@@ -82,7 +83,7 @@ describe('loadNotesConfig', () => {
     const heard: string[] = [];
     const logger = { debug() {}, info() {}, warn(msg: string) { heard.push(msg); }, error() {}, child() { return logger; } };
     const config = loadNotesConfig({ DATA_DIR: dataDir }, logger);
-    expect(heard).toHaveLength(4);
+    expect(heard).toHaveLength(5);
     expect(config.warnings).toEqual([]);
   });
 
@@ -167,7 +168,7 @@ describe('loadNotesConfig', () => {
   });
 
   it('when keys are given, then they are used as given and nothing is written', () => {
-    const config = loadNotesConfig({ DATA_DIR: dataDir, MASTER_KEYS: `a:${KEY(5)}`, LOOKUP_KEY: KEY(6), MAIL_PUBLIC_KEYS: MAILER_PUBLIC, RECEIPT_SIGNING_KEYS: `r:${KEY(7)}` });
+    const config = loadNotesConfig({ DATA_DIR: dataDir, MASTER_KEYS: `a:${KEY(5)}`, LOOKUP_KEY: KEY(6), MAIL_PUBLIC_KEYS: MAILER_PUBLIC, RECEIPT_SIGNING_KEYS: `r:${KEY(7)}`, WEBHOOK_PUBLIC_KEYS: MAILER_PUBLIC });
     expect(config.masterKeys.serialize()).toBe(new KeyRing([{ id: 'a', material: Buffer.alloc(32, 5) }]).serialize());
     expect(config.warnings).toEqual([]);
     expect(() => statSync(join(dataDir, 'keys'))).toThrow();

@@ -29,6 +29,14 @@ export interface NotesConfig {
   mailSealing: { kind: 'to-mailer'; publicKeys: KeyRing } | { kind: 'legacy'; keys: KeyRing };
   /** RECEIPT_SIGNING_KEYS: Ed25519 seeds; the first signs receipts, every key's public half is published. */
   receiptSigningKeys: KeyRing;
+  /**
+   * DECISIONS 11: WEBHOOK_PUBLIC_KEYS, the webhooks service's public ring (events and stored
+   * webhooks are sealed to it). Outside production derived from WEBHOOK_PRIVATE_KEYS (generated into
+   * DATA_DIR); in production unset means webhooks are off (a webhook_url is refused).
+   */
+  webhookPublicKeys: KeyRing | undefined;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhook URLs may name private addresses (tests; refused in production). */
+  webhookAllowPrivateNetworks: boolean;
   noteRetentionHours: number;
   /** SCRYPT_MAX_CONCURRENT, SCRYPT_MAX_QUEUED: the cap on passcode KDF work of this process. */
   scryptLimit: ScryptLimitOptions;
@@ -77,6 +85,12 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const mailSealing = loadMailSealing(reader, dataDir, keyLogger);
   const receiptSigningKeys = loadKeyRing(reader, 'RECEIPT_SIGNING_KEYS', dataDir, keyLogger,
     'receipts signed with it can no longer be checked against a published key');
+  const webhookPublicKeys = production && reader.raw('WEBHOOK_PUBLIC_KEYS') === undefined
+    ? undefined
+    : loadPublicKeyRing(reader, 'WEBHOOK_PUBLIC_KEYS', 'WEBHOOK_PRIVATE_KEYS', dataDir, keyLogger, 'losing it loses the webhook deliveries still pending');
+  const webhookAllowPrivateNetworks = reader.bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false);
+  reader.refuseInProduction('WEBHOOK_ALLOW_PRIVATE_NETWORKS', webhookAllowPrivateNetworks,
+    'webhooks could be pointed at the cluster\'s private addresses (SSRF)');
 
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),
@@ -90,6 +104,8 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     lookupKey: lookupKey!,
     mailSealing: mailSealing!,
     receiptSigningKeys: receiptSigningKeys!,
+    webhookPublicKeys,
+    webhookAllowPrivateNetworks,
     noteRetentionHours: reader.int('NOTE_RETENTION_HOURS', 720, { min: 1, max: 87_600 }),
     scryptLimit: {
       maxConcurrent: reader.int('SCRYPT_MAX_CONCURRENT', DEFAULT_SCRYPT_LIMIT.maxConcurrent, { min: 1, max: 64 }),

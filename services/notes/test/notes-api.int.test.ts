@@ -77,12 +77,13 @@ describe.each(engines)('notes API on %s', (_engine, makeDatabase) => {
   });
 
   describe('POST /api/create.php', () => {
-    it('when only content is sent, then 200 with the SPEC 2.2 body: a v4 uuid, the link, the retention deadline, one view', async () => {
+    it('when only content is sent, then 200 with the SPEC 2.2 body (and DECISIONS 11\'s note_ref): a v4 uuid, the link, the retention deadline, one view', async () => {
       const before = clock.now().getTime();
       const { json } = await create({ content: 'hello' });
-      // SPEC 2.2's fields, plus receipt_url (DECISIONS 12: additive to 1.2.0).
-      expect(Object.keys(json).sort()).toEqual(['expires_at', 'has_passcode', 'max_views', 'receipt_url', 'success', 'url', 'uuid']);
+      // SPEC 2.2's fields, plus receipt_url and note_ref (DECISIONS 11 and 12: additive to 1.2.0).
+      expect(Object.keys(json).sort()).toEqual(['expires_at', 'has_passcode', 'max_views', 'note_ref', 'receipt_url', 'success', 'url', 'uuid']);
       expect(json.receipt_url).toMatch(new RegExp(`^${PUBLIC_BASE_URL}/r/[A-Za-z0-9_-]{43}$`));
+      expect(json.note_ref).toMatch(/^[0-9a-f]{32}$/);
       expect(json.success).toBe(true);
       expect(json.uuid).toMatch(UUID_V4);
       expect(json.url).toBe(`${PUBLIC_BASE_URL}/${json.uuid}`);

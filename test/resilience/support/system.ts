@@ -14,15 +14,15 @@ import { runProcess, type RunningProcess } from '@vanish/testkit/process';
 import { deleteRabbitObjects, RABBITMQ_URL } from '@vanish/testkit/rabbitmq';
 import { requireService } from '@vanish/testkit/services';
 import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
-import { CLEARED_ENV, testKey, testMailKeys } from '../../support/api-client';
+import { CLEARED_ENV, testKey, testMailKeys, testWebhookKeys } from '../../support/api-client';
 
 /**
- * The resilience topology: the four services as separate processes (their dist/main.js), each on
+ * The resilience topology: the five services as separate processes (their dist/main.js), each on
  * a database of its own on the machine's MariaDB, on an exchange and queue names of this run's own,
  * with a fault proxy between the services and each dependency the tests break:
  *
  *   notes ──[db proxy]── MariaDB            gateway ──[redis proxy]── Redis
- *   notes, stats, mailer ──[amqp proxy]── RabbitMQ      mailer ── SMTP sink (its own proxy)
+ *   notes, stats, mailer, webhooks ──[amqp proxy]── RabbitMQ      mailer ── SMTP sink (its own proxy)
  *
  * Every call made through `api`/`page` is recorded, so `checkInvariants()` can say after each
  * scenario: counters add up, outbox drained, queues empty, no unexpected 5xx, and no note shown
@@ -32,7 +32,7 @@ const ROOT = path.resolve(__dirname, '../../..');
 export const mainOf = (service: string) => path.join(ROOT, 'services', service, 'dist', 'main.js');
 const run = promisify(execFile);
 
-export type ServiceName = 'notes' | 'stats' | 'mailer' | 'gateway';
+export type ServiceName = 'notes' | 'stats' | 'mailer' | 'webhooks' | 'gateway';
 
 export interface Answer {
   status: number;
@@ -60,7 +60,7 @@ export interface System {
   readonly adminUrl: Record<ServiceName, string>;
   readonly proxies: { notesDb: FaultProxy; redis: FaultProxy; amqp: FaultProxy };
   readonly sink: SmtpSink;
-  readonly databases: Record<'notes' | 'stats' | 'mailer', TestDatabase>;
+  readonly databases: Record<'notes' | 'stats' | 'mailer' | 'webhooks', TestDatabase>;
   readonly processes: Record<ServiceName, RunningProcess>;
   /** Every RabbitMQ message published on this run's exchange, as received by a tap queue (body as text). */
   readonly busMessages: Array<{ routingKey: string; body: string }>;
@@ -79,7 +79,7 @@ export interface System {
   stats(): Promise<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** Counts of 200 creates and of content shown, per uuid. */
   readonly created: Map<string, { maxViews: number; shown: number }>;
-  sql(db: 'notes' | 'stats' | 'mailer', query: string, params?: unknown[]): Promise<any[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  sql(db: 'notes' | 'stats' | 'mailer' | 'webhooks', query: string, params?: unknown[]): Promise<any[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** Every row of every table of the three databases, as text (buffers as utf8 and latin1). */
   dumpDatabases(): Promise<string>;
   /** All output of all service processes, the ones that ended included. */
@@ -98,7 +98,7 @@ export interface System {
 const HIGH_LIMIT = '1000000';
 
 export async function startSystem(options: SystemOptions = {}): Promise<System> {
-  for (const service of ['notes', 'stats', 'mailer', 'gateway']) {
+  for (const service of ['notes', 'stats', 'mailer', 'webhooks', 'gateway']) {
     if (!existsSync(mainOf(service))) throw new Error(`${mainOf(service)} is missing: run \`npm run build\` first`);
   }
   await requireService('mariadb');
@@ -110,6 +110,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     notes: await createTestDatabase(`${tag}_notes`),
     stats: await createTestDatabase(`${tag}_stats`),
     mailer: await createTestDatabase(`${tag}_mailer`),
+    webhooks: await createTestDatabase(`${tag}_webhooks`),
   };
   const proxies = {
     notesDb: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 3306 }),
@@ -120,6 +121,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   const ports: Record<ServiceName, [number, number]> = {
     gateway: [await freePort(), await freePort()], notes: [await freePort(), await freePort()],
     stats: [await freePort(), await freePort()], mailer: [await freePort(), await freePort()],
+    webhooks: [0, await freePort()], // admin port only
   };
   const gateway = `http://127.0.0.1:${ports.gateway[0]}`;
   const amqpUrl = `amqp://guest:guest@127.0.0.1:${proxies.amqp.port}`;
@@ -135,7 +137,14 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   };
   const dbUrl = (db: TestDatabase, port = 3306) => `mysql://root@127.0.0.1:${port}/${db.name}`;
   const envOf: Record<ServiceName, Record<string, string | undefined>> = {
-    notes: { DATABASE_URL: dbUrl(databases.notes, proxies.notesDb.port), MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey(), SWEEP_INTERVAL_MS: '500', ...testMailKeys().notes },
+    notes: {
+      DATABASE_URL: dbUrl(databases.notes, proxies.notesDb.port), MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey(), SWEEP_INTERVAL_MS: '500',
+      ...testMailKeys().notes, ...testWebhookKeys().notes, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    },
+    webhooks: {
+      DATABASE_URL: dbUrl(databases.webhooks), WEBHOOK_QUEUE: `${tag}.webhooks.note-events`, ...testWebhookKeys().webhooks,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_DELAYS_MS: '300,1000', WEBHOOK_QUEUE_WATCH_INTERVAL_MS: '500',
+    },
     stats: { DATABASE_URL: dbUrl(databases.stats), AMQP_QUEUE_PREFIX: `${tag}.` },
     mailer: {
       DATABASE_URL: dbUrl(databases.mailer), SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, ...testMailKeys().mailer,
@@ -167,7 +176,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     processes[service] = child;
     return child;
   };
-  for (const service of ['notes', 'stats', 'mailer', 'gateway'] as ServiceName[]) await start(service);
+  for (const service of ['notes', 'stats', 'mailer', 'webhooks', 'gateway'] as ServiceName[]) await start(service);
 
   // A tap on the exchange: every payload any service publishes, for the canary checks.
   const busMessages: Array<{ routingKey: string; body: string }> = [];
@@ -190,6 +199,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     notes: mysql.createPool({ uri: dbUrl(databases.notes), connectionLimit: 2 }),
     stats: mysql.createPool({ uri: dbUrl(databases.stats), connectionLimit: 2 }),
     mailer: mysql.createPool({ uri: dbUrl(databases.mailer), connectionLimit: 2 }),
+    webhooks: mysql.createPool({ uri: dbUrl(databases.webhooks), connectionLimit: 2 }),
   };
 
   const created = new Map<string, { maxViews: number; shown: number }>();
@@ -260,7 +270,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     },
     async dumpDatabases() {
       let out = '';
-      for (const db of ['notes', 'stats', 'mailer'] as const) {
+      for (const db of ['notes', 'stats', 'mailer', 'webhooks'] as const) {
         const tables = await system.sql(db, 'SHOW TABLES');
         for (const row of tables) {
           const table = String(Object.values(row)[0]);
@@ -327,7 +337,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       // RESILIENCE_LOGS=dir keeps every service's output of this run for a look after a failure.
       for (const loop of [...loops]) await loop.stop();
       if (process.env.RESILIENCE_LOGS) writeFileSync(path.join(process.env.RESILIENCE_LOGS, `${tag}.log`), system.logs());
-      for (const service of ['gateway', 'mailer', 'stats', 'notes'] as ServiceName[]) await processes[service]?.stop();
+      for (const service of ['gateway', 'webhooks', 'mailer', 'stats', 'notes'] as ServiceName[]) await processes[service]?.stop();
       await tapConnection.close().catch(() => undefined);
       for (const p of Object.values(pool)) await p.end().catch(() => undefined);
       await sink.close();

@@ -1,4 +1,4 @@
-import { ValidationError, type ExpiryType } from '@vanish/common';
+import { ValidationError, parseWebhookUrl, type ExpiryType } from '@vanish/common';
 import { ENVELOPE_MAX_LENGTH, isKeyCheck, parseEnvelope } from '@vanish/envelope';
 import type { CreateNoteInput } from './notes';
 
@@ -147,6 +147,22 @@ function email(body: Body, name: 'notification_email' | 'send_link_email'): stri
   return value;
 }
 
+/** DECISIONS 11: optional; `null` and `""` mean none. Addresses and https are checked at creation (NoteWebhooks). */
+function webhookUrl(body: Body): string | null {
+  const value = field(body, 'webhook_url');
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value !== 'string') fail('INVALID_WEBHOOK_URL', 'webhook_url', 'webhook_url must be a string');
+  const parsed = parseWebhookUrl(value, { requireHttps: false });
+  if (!parsed.ok) fail('INVALID_WEBHOOK_URL', 'webhook_url', parsed.reason);
+  return value;
+}
+
+/** Present only when given, so that every 1.2.0 request validates to exactly what it did before. */
+function webhookField(body: Body): { webhookUrl?: string } {
+  const url = webhookUrl(body);
+  return url === null ? {} : { webhookUrl: url };
+}
+
 export function validateCreateNote(body: unknown): CreateNoteInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     fail('INVALID_JSON', null, 'Request body must be a JSON object');
@@ -162,5 +178,6 @@ export function validateCreateNote(body: unknown): CreateNoteInput {
     passcode: passcode(input),
     notificationEmail: email(input, 'notification_email'),
     sendLinkEmail: email(input, 'send_link_email'),
+    ...webhookField(input),
   };
 }

@@ -1,6 +1,7 @@
 import type { Clock, Logger, OutgoingMessage } from '@vanish/common';
 import { noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
 import type { NoteStore } from './ports';
+import type { NoteWebhooks } from './note-webhooks';
 
 export interface ExpirySweeperOptions {
   store: NoteStore;
@@ -11,6 +12,8 @@ export interface ExpirySweeperOptions {
   batchSize?: number;
   maxPerRun?: number;
   events?: NoteEventsObserver;
+  /** DECISIONS 11: gives note.expired its sealed webhook part (no uuid, no access details). */
+  webhooks?: NoteWebhooks;
 }
 
 /**
@@ -27,6 +30,7 @@ export class ExpirySweeper {
   private readonly batchSize: number;
   private readonly maxPerRun: number;
   private readonly events: NoteEventsObserver | undefined;
+  private readonly webhooks: NoteWebhooks | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = true;
@@ -39,6 +43,7 @@ export class ExpirySweeper {
     this.batchSize = options.batchSize ?? 100;
     this.maxPerRun = options.maxPerRun ?? 10_000;
     this.events = options.events;
+    this.webhooks = options.webhooks;
   }
 
   start(): void {
@@ -76,7 +81,8 @@ export class ExpirySweeper {
       if (!state || state.expiresAt.getTime() > now.getTime()) return null;
       if (!(await tx.delete(lookup))) return null;
       const reason = state.expiryType === 'view' ? 'retention' : 'time';
-      const out: OutgoingMessage[] = [noteEventMessage('note.expired', { note_id: state.noteRef, reason, was_read: state.currentViews > 0 }, now)];
+      let out: OutgoingMessage[] = [noteEventMessage('note.expired', { note_id: state.noteRef, reason, was_read: state.currentViews > 0 }, now)];
+      if (this.webhooks) out = this.webhooks.attach(out, { uuid: null, access: null, target: state.webhookBox ?? null });
       await tx.enqueue(out);
       // The note stopped being readable at its expiry, not when the sweep got to it.
       await tx.recordReceipt([{ noteRef: state.noteRef, at: state.expiresAt, kind: 'end', reason }]);

@@ -147,8 +147,11 @@ function countingScrypt(options: { hold?: boolean } = {}) {
   return { scrypt, state, releaseAll };
 }
 
+// A bound in time, not in ticks: the real scrypt behind these checks runs on the thread pool, which a
+// loaded machine can hold up far longer than a thousand event-loop turns. 10 s only catches a hang.
 const until = async (condition: () => boolean): Promise<void> => {
-  for (let i = 0; i < 1000 && !condition(); i += 1) await new Promise((resolve) => setImmediate(resolve));
+  const deadline = Date.now() + 10_000;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 2));
   if (!condition()) throw new Error('condition never held');
 };
 

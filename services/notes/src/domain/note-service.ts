@@ -5,6 +5,7 @@ import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
 import type { NoteRecord, NoteStore, ReceiptEntry } from './ports';
 import type { ReceiptIds } from '../receipts/receipt-ids';
+import { webhooksDisabledError, type NoteWebhooks, type RequestAccess, type WebhookContext } from './note-webhooks';
 
 /** DECISIONS 3: no note is ever readable more than 100 times; time notes report 100. */
 export const TIME_NOTE_MAX_VIEWS = 100;
@@ -35,6 +36,8 @@ export interface NoteServiceOptions {
   events?: NoteEventsObserver;
   /** Issues each note's receipt (DECISIONS 12); without it notes are made without receipts. */
   receiptIds?: ReceiptIds;
+  /** DECISIONS 11: webhook registration and the sealed webhook part of events; unset: webhook_url is refused. */
+  webhooks?: NoteWebhooks;
 }
 
 /**
@@ -51,6 +54,7 @@ export class NoteService implements NotesApi {
   private readonly logger: Logger;
   private readonly events: NoteEventsObserver | undefined;
   private readonly receiptIds: ReceiptIds | undefined;
+  private readonly webhooks: NoteWebhooks | undefined;
 
   constructor(options: NoteServiceOptions) {
     if (!Number.isInteger(options.retentionHours) || options.retentionHours < 1) {
@@ -65,6 +69,12 @@ export class NoteService implements NotesApi {
     this.logger = options.logger;
     this.events = options.events;
     this.receiptIds = options.receiptIds;
+    this.webhooks = options.webhooks;
+  }
+
+  /** Gives the SPEC 6 events among `messages` their sealed webhook part (DECISIONS 11). */
+  private withWebhookParts(messages: OutgoingMessage[], context: WebhookContext): OutgoingMessage[] {
+    return this.webhooks ? this.webhooks.attach(messages, context) : messages;
   }
 
   async create(input: CreateNoteInput): Promise<CreatedNote> {
@@ -72,6 +82,11 @@ export class NoteService implements NotesApi {
     // validator already does; this keeps the domain honest for every other caller).
     if (hasLoneSurrogate(input.content)) throw new ValidationError('INVALID_CONTENT', 'content is not valid Unicode text', { parameter: 'content' });
     if (input.passcode && hasLoneSurrogate(input.passcode)) throw new ValidationError('INVALID_PASSCODE', 'passcode is not valid Unicode text', { parameter: 'passcode' });
+    let webhook: { sealedTarget: string; secret: string } | null = null;
+    if (input.webhookUrl) {
+      if (!this.webhooks) throw webhooksDisabledError();
+      webhook = await this.webhooks.register(input.webhookUrl);
+    }
     const now = this.clock.now();
     const uuid = this.crypto.newUuid();
     const expiresAt = new Date(now.getTime() + (input.expiryType === 'view' ? this.retentionMs : input.expiryHours * HOUR_MS));
@@ -93,6 +108,7 @@ export class NoteService implements NotesApi {
       createdAt: now,
       expiresAt,
       ...(receiptId !== undefined ? { receiptKey: this.receiptIds!.keyOf(receiptId) } : {}),
+      ...(webhook ? { webhookBox: webhook.sealedTarget } : {}),
     };
     const url = `${this.publicBaseUrl}/${uuid}`;
     const messages: OutgoingMessage[] = [noteEventMessage('note.created', { note_id: note.noteRef, expiry_type: input.expiryType }, now)];
@@ -112,7 +128,11 @@ export class NoteService implements NotesApi {
     await this.store.insertNew(note, messages);
     notifyObserver(this.events, messages);
     const receiptUrl = receiptId !== undefined ? { receiptUrl: `${this.publicBaseUrl}/r/${receiptId}` } : {};
-    return { uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now, ...receiptUrl };
+    return {
+      uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now, noteRef: note.noteRef,
+      ...receiptUrl,
+      ...(webhook ? { webhookSecret: webhook.secret } : {}),
+    };
   }
 
   async metadata(uuid: string): Promise<NoteMetadata> {
@@ -129,7 +149,8 @@ export class NoteService implements NotesApi {
     };
   }
 
-  async reveal(uuid: string, passcode: string | null, keyCheck: string | null = null): Promise<RevealResult> {
+  async reveal(uuid: string, passcode: string | null, keyCheck: string | null = null, access?: RequestAccess): Promise<RevealResult> {
+    const context = { uuid, access: access ?? null };
     const lookup = this.crypto.lookup(uuid);
     const note = await this.store.findActive(lookup, this.clock.now());
     if (!note) return { outcome: 'not_found' };
@@ -145,12 +166,12 @@ export class NoteService implements NotesApi {
       // Decrypt first: a tampered row throws here, before anything is counted.
       const opened = await this.crypto.open(uuid, null, sealedOf(note));
       if (opened.outcome !== 'opened') throw new Error('a note without passcode asked for one');
-      return this.claimView(lookup, opened.note, false, clientEncrypted);
+      return this.claimView(lookup, opened.note, false, clientEncrypted, context);
     }
     // DECISIONS 3: the attempt is reserved (committed, so every replica sees it) before the
     // passcode is checked, so that no more than five guesses are ever checked, however many
     // arrive at once; a right passcode gets its reservation back in the claim transaction.
-    const reserved = await this.reserveAttempt(lookup);
+    const reserved = await this.reserveAttempt(lookup, context);
     if (reserved !== 'reserved') return { outcome: reserved };
     let opened: Awaited<ReturnType<NoteCrypto['open']>>;
     try {
@@ -162,8 +183,8 @@ export class NoteService implements NotesApi {
       });
       throw err;
     }
-    if (opened.outcome === 'wrong_passcode') return this.countFailure(lookup);
-    return this.claimView(lookup, opened.note, true, clientEncrypted);
+    if (opened.outcome === 'wrong_passcode') return this.countFailure(lookup, context);
+    return this.claimView(lookup, opened.note, true, clientEncrypted, context);
   }
 
   async takedown(uuid: string): Promise<boolean> {
@@ -173,7 +194,10 @@ export class NoteService implements NotesApi {
       const state = await tx.lock(lookup);
       if (!state || state.expiresAt.getTime() <= now.getTime()) return null;
       await tx.delete(lookup);
-      const out = [noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'takedown', was_read: state.currentViews > 0 }, now)];
+      const out = this.withWebhookParts(
+        [noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'takedown', was_read: state.currentViews > 0 }, now)],
+        { uuid: null, access: null, target: state.webhookBox ?? null },
+      );
       await tx.enqueue(out);
       await tx.recordReceipt([{ noteRef: state.noteRef, at: now, kind: 'end', reason: 'takedown' }]);
       return out;
@@ -189,7 +213,7 @@ export class NoteService implements NotesApi {
    * whose checks died (past ATTEMPT_RESERVATION_MS) are counted as failed, which may lock the note
    * out, and the reservation is tried once more.
    */
-  private async reserveAttempt(lookup: string): Promise<'reserved' | 'attempts_busy' | 'not_found'> {
+  private async reserveAttempt(lookup: string, context: Omit<WebhookContext, 'target'>): Promise<'reserved' | 'attempts_busy' | 'not_found'> {
     const reserve = () => {
       const now = this.clock.now();
       return this.store.reserveAttempt(lookup, now, MAX_FAILED_ATTEMPTS, new Date(now.getTime() + ATTEMPT_RESERVATION_MS));
@@ -204,12 +228,15 @@ export class NoteService implements NotesApi {
       if (!state || state.expiresAt.getTime() <= now.getTime()) return { gone: true, messages: [] };
       if (state.attemptsInFlight === 0 || state.attemptsReservedUntil.getTime() > now.getTime()) return { gone: false, messages: [] };
       await tx.countAbandonedAttempts(lookup, state.attemptsInFlight);
-      const messages = Array.from({ length: state.attemptsInFlight }, () => noteEventMessage('note.failed_access', { note_id: state.noteRef }, now));
+      let messages = Array.from({ length: state.attemptsInFlight }, () => noteEventMessage('note.failed_access', { note_id: state.noteRef }, now));
       const lockedOut = state.failedAttempts + state.attemptsInFlight >= MAX_FAILED_ATTEMPTS;
       if (lockedOut) {
         await tx.delete(lookup);
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
       }
+      // The link was presented (by the requests whose checks died, and by this one); their access
+      // details are gone, so the webhook gets none (DECISIONS 11).
+      messages = this.withWebhookParts(messages, { uuid: context.uuid, access: null, target: state.webhookBox ?? null });
       await tx.enqueue(messages);
       // The receipt shows these as the wrong passcodes they are now counted as (DECISIONS 12).
       const receipt: ReceiptEntry[] = Array.from({ length: state.attemptsInFlight }, () => ({ noteRef: state.noteRef, at: now, kind: 'wrong_passcode' as const }));
@@ -226,7 +253,9 @@ export class NoteService implements NotesApi {
   }
 
   /** Claims one view and, with `refund`, gives the passcode check's reservation back in the same transaction. */
-  private async claimView(lookup: string, opened: OpenedNote, refund: boolean, clientEncrypted: boolean): Promise<RevealResult> {
+  private async claimView(
+    lookup: string, opened: OpenedNote, refund: boolean, clientEncrypted: boolean, context: Omit<WebhookContext, 'target'>,
+  ): Promise<RevealResult> {
     const now = this.clock.now();
     const notificationEmail = opened.notificationEmail;
     const result = await this.store.transaction(async (tx) => {
@@ -235,7 +264,7 @@ export class NoteService implements NotesApi {
       const state = await tx.lock(lookup);
       if (!state) throw new Error('a claimed note vanished inside its transaction');
       const destroyed = state.currentViews >= state.maxViews;
-      const messages = [noteEventMessage('note.accessed', { note_id: state.noteRef }, now)];
+      let messages = [noteEventMessage('note.accessed', { note_id: state.noteRef }, now)];
       if (notificationEmail !== null) {
         messages.push(mailCommandMessage(this.mailSealer, {
           kind: 'notification',
@@ -249,6 +278,7 @@ export class NoteService implements NotesApi {
         await tx.delete(lookup);
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'views', was_read: true }, now));
       }
+      messages = this.withWebhookParts(messages, { ...context, target: state.webhookBox ?? null });
       await tx.enqueue(messages);
       const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'reveal' }];
       if (destroyed) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'views' });
@@ -260,18 +290,19 @@ export class NoteService implements NotesApi {
     return { outcome: 'revealed', content: opened.content, clientEncrypted, currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed };
   }
 
-  private async countFailure(lookup: string): Promise<RevealResult> {
+  private async countFailure(lookup: string, context: Omit<WebhookContext, 'target'>): Promise<RevealResult> {
     const now = this.clock.now();
     const result = await this.store.transaction(async (tx) => {
       if (!(await tx.countFailedAttempt(lookup, now))) return null;
       const state = await tx.lock(lookup);
       if (!state) throw new Error('a counted note vanished inside its transaction');
       const lockedOut = state.failedAttempts >= MAX_FAILED_ATTEMPTS;
-      const messages = [noteEventMessage('note.failed_access', { note_id: state.noteRef }, now)];
+      let messages = [noteEventMessage('note.failed_access', { note_id: state.noteRef }, now)];
       if (lockedOut) {
         await tx.delete(lookup);
         messages.push(noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'lockout', was_read: state.currentViews > 0 }, now));
       }
+      messages = this.withWebhookParts(messages, { ...context, target: state.webhookBox ?? null });
       await tx.enqueue(messages);
       const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'wrong_passcode' }];
       if (lockedOut) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'lockout' });

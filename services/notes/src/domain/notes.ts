@@ -1,4 +1,5 @@
 import type { ExpiryType } from '@vanish/common';
+import type { RequestAccess } from './note-webhooks';
 
 /**
  * The notes domain as its entry points (HTTP API, web pages, operator commands) see it.
@@ -17,6 +18,8 @@ export interface CreateNoteInput {
   passcode: string | null;
   notificationEmail: string | null;
   sendLinkEmail: string | null;
+  /** DECISIONS 11: where this note's events are sent (syntax checked; addresses checked at creation). */
+  webhookUrl?: string | null;
 }
 
 export interface CreatedNote {
@@ -29,6 +32,10 @@ export interface CreatedNote {
   createdAt: Date;
   /** `{PUBLIC_BASE_URL}/r/{receipt_id}`: the creator's receipt (DECISIONS 12), shown once. */
   receiptUrl?: string;
+  /** DECISIONS 11: the note's public reference, carried by every webhook payload. */
+  noteRef?: string;
+  /** DECISIONS 11: the webhook's signing secret (`whsec_…`), shown once; only with a webhook_url. */
+  webhookSecret?: string;
 }
 
 export interface NoteMetadata {
@@ -60,7 +67,7 @@ export interface NotesApi {
    * Checks the passcode (a decryption), claims one view atomically, destroys at max_views, and
    * returns the content only after the claim committed. Tampered rows throw (500, no view counted).
    */
-  reveal(uuid: string, passcode: string | null, keyCheck?: string | null): Promise<RevealResult>;
+  reveal(uuid: string, passcode: string | null, keyCheck?: string | null, access?: RequestAccess): Promise<RevealResult>;
   /** Operator takedown of a reported link: note.destroyed with reason `takedown`. */
   takedown(uuid: string): Promise<boolean>;
 }

@@ -31,6 +31,8 @@ export interface NoteRecord {
   receiptKey?: string;
   /** The receipt id sealed under the note key (only beside a notification e-mail). */
   receiptBox?: Buffer | null;
+  /** DECISIONS 11: the webhook URL and secret sealed to the webhooks service; null without a webhook. */
+  webhookBox?: string | null;
 }
 
 /** The counters of a note, read under the row lock inside a transaction. */
@@ -43,6 +45,8 @@ export interface NoteState {
   attemptsInFlight: number;
   attemptsReservedUntil: Date;
   expiresAt: Date;
+  /** The sealed webhook target (DECISIONS 11), for the note's events; null or absent without one. */
+  webhookBox?: string | null;
 }
 
 /** A note whose expires_at has passed, as listed for the sweeper. */

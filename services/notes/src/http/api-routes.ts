@@ -61,6 +61,9 @@ export function createdBody(note: CreatedNote) {
     max_views: note.maxViews,
     has_passcode: note.hasPasscode,
     ...(note.receiptUrl !== undefined ? { receipt_url: note.receiptUrl } : {}),
+    // DECISIONS 11 (additive): the note's reference always, the webhook's secret once, with a webhook_url.
+    ...(note.noteRef !== undefined ? { note_ref: note.noteRef } : {}),
+    ...(note.webhookSecret !== undefined ? { webhook_secret: note.webhookSecret } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import QRCode from 'qrcode';
 import { AppError, type Logger, ValidationError, isUndecodablePath, pageHeaders, routeName } from '@vanish/common';
 import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
+import type { RequestAccess } from '../domain/note-webhooks';
 import type { FormTokens } from './form-tokens';
 import { APP_CSS, APP_JS, ENVELOPE_JS } from './pages/assets';
 import {
@@ -19,7 +20,8 @@ export interface PageRoutesDeps {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const FORM_FIELDS = ['content', 'expiry_type', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email'] as const;
+const FORM_FIELDS = ['content', 'expiry_type', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url'] as const;
+const USER_AGENT_MAX_LENGTH = 512;
 
 class PageNotFound extends Error {}
 export class PageForbidden extends Error {}
@@ -87,7 +89,7 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     if (!(await deps.formTokens.redeem(fields.form_token, 'reveal', uuid))) throw new PageForbidden();
     const passcode = typeof fields.passcode === 'string' && fields.passcode !== '' ? fields.passcode : null;
     const keyCheck = typeof fields.key_check === 'string' && fields.key_check !== '' ? fields.key_check : null;
-    const result = await deps.notes.reveal(uuid, passcode, keyCheck);
+    const result = await deps.notes.reveal(uuid, passcode, keyCheck, requestAccess(req));
     switch (result.outcome) {
       case 'revealed':
         send(res, 200, revealedPage(result.content, result.currentViews, result.maxViews, result.destroyed, result.clientEncrypted));
@@ -144,6 +146,20 @@ function noteId(req: Request): string {
   const uuid = String(req.params.uuid);
   if (!UUID.test(uuid)) throw new PageNotFound();
   return uuid;
+}
+
+/**
+ * Who asked, for the webhook's access_details (DECISIONS 11): the client address as the gateway
+ * determined it (it replaces any X-Forwarded-For a client sent, and notes is reachable only through
+ * it), else the peer; the user agent as sent, bounded.
+ */
+export function requestAccess(req: Request): RequestAccess {
+  const forwarded = req.get('x-forwarded-for');
+  const last = forwarded?.split(',').map((part) => part.trim()).filter(Boolean).pop();
+  return {
+    ipAddress: last ?? req.socket.remoteAddress ?? '',
+    userAgent: (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX_LENGTH),
+  };
 }
 
 function notFoundAsPage(err: unknown): never {

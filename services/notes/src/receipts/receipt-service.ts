@@ -1,3 +1,4 @@
+import type { NoteWebhooks } from '../domain/note-webhooks';
 import { formatTimestamp, type Clock, type Logger } from '@vanish/common';
 import { noteEventMessage, notifyObserver, type NoteEventsObserver } from '../domain/note-events';
 import type { ClientClass, NoteEndReason, NoteStore } from '../domain/ports';
@@ -48,6 +49,8 @@ export interface ReceiptServiceOptions {
   retentionHours: number;
   logger: Logger;
   events?: NoteEventsObserver;
+  /** DECISIONS 11: an end by the creator reaches the note's webhook like every other end. */
+  webhooks?: Pick<NoteWebhooks, 'attach'>;
 }
 
 /**
@@ -95,7 +98,9 @@ export class ReceiptService {
       const state = await tx.lock(lookup);
       if (!state || state.expiresAt.getTime() <= now.getTime()) return null;
       await tx.delete(lookup);
-      const out = [noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'creator', was_read: state.currentViews > 0 }, now)];
+      const ended = [noteEventMessage('note.destroyed', { note_id: state.noteRef, reason: 'creator', was_read: state.currentViews > 0 }, now)];
+      // The creator presented the receipt, not the link: the webhook learns no uuid (DECISIONS 11).
+      const out = this.options.webhooks ? this.options.webhooks.attach(ended, { uuid: null, access: null, target: state.webhookBox ?? null }) : ended;
       await tx.enqueue(out);
       await tx.recordReceipt([{ noteRef: state.noteRef, at: now, kind: 'end', reason: 'creator' }]);
       return out;

@@ -29,9 +29,10 @@ interface NoteRow {
   attempts_reserved_until: number | string;
   created_at: number | string;
   expires_at: number | string;
+  webhook_box?: string | null;
 }
 
-const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'expires_at'] as const;
+const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'expires_at', 'webhook_box'] as const;
 const TRANSACTION_ATTEMPTS = 3;
 
 interface NewNote {
@@ -72,7 +73,7 @@ interface ActiveLookup {
 const READ_BATCH_OPTIONS = { maxItems: 100 };
 
 /**
- * Creations committed together: at most 64 notes (64 × 16 bound values stays under SQLite's
+ * Creations committed together: at most 60 notes (60 × 16 bound values stays under SQLite's
  * oldest limit of 999) and about 2 MiB of ciphertext and messages, which inline as hex in the
  * SQL well below MariaDB's default max_allowed_packet (16 MiB). A batch the database refuses (a
  * constraint) is retried note by note, so one bad note fails alone, and so is a batch rolled back
@@ -80,7 +81,7 @@ const READ_BATCH_OPTIONS = { maxItems: 100 };
  * is not, as a retry would only wait again.
  */
 const GROUP_COMMIT_OPTIONS = {
-  maxItems: 64,
+  maxItems: 60,
   maxBytes: 2 * 1024 * 1024,
   sizeOf: ({ note, messages }: NewNote): number =>
     note.contentBox.length + note.checkBox.length + (note.emailBox?.length ?? 0) + messages.reduce((sum, m) => sum + m.body.length, 0),
@@ -316,6 +317,7 @@ class KnexNoteTransaction implements NoteTransaction {
       attemptsInFlight: Number(row.attempts_in_flight),
       attemptsReservedUntil: new Date(Number(row.attempts_reserved_until)),
       expiresAt: new Date(Number(row.expires_at)),
+      webhookBox: row.webhook_box ?? null,
     };
   }
 
@@ -365,6 +367,7 @@ function toRow(note: NoteRecord): NoteRow {
     attempts_reserved_until: note.attemptsReservedUntil.getTime(),
     created_at: note.createdAt.getTime(),
     expires_at: note.expiresAt.getTime(),
+    webhook_box: note.webhookBox ?? null,
   };
 }
 
@@ -389,5 +392,6 @@ function toRecord(row: NoteRow): NoteRecord {
     attemptsReservedUntil: new Date(Number(row.attempts_reserved_until)),
     createdAt: new Date(Number(row.created_at)),
     expiresAt: new Date(Number(row.expires_at)),
+    webhookBox: row.webhook_box ?? null,
   };
 }

@@ -6,6 +6,7 @@ import * as createUsedFormTokens from '../../migrations/20261122040000_create_us
 import * as addAttemptsInFlight from '../../migrations/20261125090000_add_attempts_in_flight';
 import * as createReceipts from '../../migrations/20261125090000_create_receipts';
 import * as addKeyCheckBox from '../../migrations/20261125100000_add_key_check_box';
+import * as addWebhookBox from '../../migrations/20261125100000_add_webhook_box';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -20,6 +21,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125090000_add_attempts_in_flight', addAttemptsInFlight],
   ['20261125090000_create_receipts', createReceipts],
   ['20261125100000_add_key_check_box', addKeyCheckBox],
+  ['20261125100000_add_webhook_box', addWebhookBox],
 ];
 
 class StaticMigrationSource implements Knex.MigrationSource<readonly [string, Migration]> {

@@ -133,8 +133,8 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
       lock: async (lookup): Promise<NoteState | null> => {
         const note = notes.get(lookup);
         if (!note) return null;
-        const { noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt } = note;
-        return { noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt };
+        const { noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt, webhookBox } = note;
+        return { noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt, webhookBox: webhookBox ?? null };
       },
       delete: async (lookup) => notes.delete(lookup),
       enqueue: async (messages: readonly OutgoingMessage[]) => {

@@ -34,6 +34,7 @@ export interface CreateFormValues {
   max_views?: string;
   notification_email?: string;
   send_link_email?: string;
+  webhook_url?: string;
 }
 
 export interface FormError {
@@ -59,7 +60,7 @@ function described(error: FormError | undefined, parameter: string, hint: string
  * again; the browser still has it one step back.
  */
 export function createPage(token: string, values: CreateFormValues = {}, error?: FormError, sealedInBrowser = false): string {
-  const general = error && !['content', 'expiry_type', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email'].includes(error.parameter ?? '')
+  const general = error && !['content', 'expiry_type', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url'].includes(error.parameter ?? '')
     ? html`<p class="error" role="alert">${error.message}</p>` : raw('');
   return layout('New note', html`
 <h1>Write a note that destroys itself</h1>
@@ -105,6 +106,10 @@ ${general}
   <input id="send_link_email" name="send_link_email" type="email" maxlength="254" value="${values.send_link_email ?? ''}"${described(error, 'send_link_email', 'send-link-hint')}>
   <p class="hint" id="send-link-hint">We e-mail the link to this address right away.</p>
   ${errorFor(error, 'send_link_email')}
+  <label for="webhook_url">Webhook URL (optional)</label>
+  <input id="webhook_url" name="webhook_url" type="url" maxlength="2048" value="${values.webhook_url ?? ''}"${described(error, 'webhook_url', 'webhook-hint')}>
+  <p class="hint" id="webhook-hint">We POST a signed event there when the note is read, a passcode is wrong, or the note ends.</p>
+  ${errorFor(error, 'webhook_url')}
   <p class="hint" id="sealing-hint" hidden>Your browser encrypts the note before sending it: we never see the text or its key.</p>
   <button type="submit">Create note</button>
 </form>`);
@@ -159,6 +164,11 @@ export function createdPage(note: CreatedNote, qrSvg: string, clientEncrypted = 
   <figure class="qr">${raw(qrSvg)}<figcaption class="hint">QR code of the link</figcaption></figure>
 </section>
 ${note.receiptUrl ? receiptSection(note.receiptUrl) : raw('')}
+${note.webhookSecret ? html`<section class="card" aria-labelledby="webhook-heading">
+  <h2 id="webhook-heading">Webhook</h2>
+  <p>Note reference: <code id="note-ref">${note.noteRef ?? ''}</code></p>
+  <p>Signing secret (shown once): <code id="webhook-secret">${note.webhookSecret}</code></p>
+</section>` : raw('')}
 <p><a href="/">Write another note</a></p>`);
 }
 
