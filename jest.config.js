@@ -20,5 +20,8 @@ module.exports = {
     project('browser', ['**/test/**/*.browser.test.ts']),
     project('resilience', ['**/test/**/*.resilience.test.ts']),
     project('containers', ['**/test/**/*.containers.test.ts']),
+    // Real clusters (three RabbitMQ nodes, Redis with Sentinels, a MariaDB primary) started on loopback
+    // ports by the tests themselves: `npm run test:cluster` (docs/testing.md).
+    project('cluster', ['**/test/**/*.cluster.test.ts']),
   ],
 };
