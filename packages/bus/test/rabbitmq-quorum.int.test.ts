@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import amqp from 'amqplib';
 import { silentLogger, type IncomingMessage } from '@vanish/common';
-import { RabbitMqBus, declareTopology, dlqName } from '@vanish/bus';
+import { RabbitMqBus, declareTopology, dlqName, type ExpiringMessage } from '@vanish/bus';
 import { startFaultProxy } from '@vanish/testkit/fault-proxy';
 import { freePort, waitFor } from '@vanish/testkit/net';
 import { requireService } from '@vanish/testkit/services';
@@ -74,6 +74,29 @@ describe('declareTopology with quorum queues', () => {
         await deleteTopology(admin, exchange, [queue]);
       }
     });
+  });
+});
+
+describe('RabbitMqBus on quorum queues: expiring messages', () => {
+  it('when a message carries expiresInMs and waits longer than that, then the quorum queue drops it (heartbeats rely on this)', async () => {
+    await requireService('rabbitmq');
+    const { exchange, queue } = names('expiry');
+    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type: 'quorum' } });
+    const received: IncomingMessage[] = [];
+    try {
+      const subscription = await bus.consume({ queue, bindings: ['exp.*'] }, async (m) => { received.push(m); });
+      await subscription.cancel(); // the queue exists, nobody consumes
+      await bus.publish([{ id: 'short', routingKey: 'exp.x', body: '{}', expiresInMs: 100 } as ExpiringMessage, { id: 'kept', routingKey: 'exp.x', body: '{}' }]);
+      await withAdmin(async (admin) => {
+        const channel = await admin.createChannel();
+        await waitFor(async () => (await channel.checkQueue(queue)).messageCount === 1, { timeoutMs: 10_000, description: 'the expired message dropped' });
+        const left = await channel.get(queue, { noAck: true });
+        expect(left && left.properties.messageId).toBe('kept');
+      });
+    } finally {
+      await bus.close();
+      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
+    }
   });
 });
 
