@@ -100,6 +100,37 @@ describe('RabbitMqBus on quorum queues: expiring messages', () => {
   });
 });
 
+describe('RabbitMqBus after a refused publish', () => {
+  it('when the broker nacks a publish, then publish rejects (the outbox keeps the row) and the next publish goes on a new confirm channel', async () => {
+    await requireService('rabbitmq');
+    const { exchange, queue } = names('nack');
+    const full = `${queue}.full`;
+    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type: 'quorum' } });
+    const received: IncomingMessage[] = [];
+    try {
+      await bus.consume({ queue, bindings: ['ok.*'] }, async (m) => { received.push(m); });
+      await withAdmin(async (admin) => {
+        const channel = await admin.createChannel();
+        // A queue that refuses every message: the broker nacks what is routed to it.
+        await channel.assertQueue(full, { durable: true, arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
+        await channel.bindQueue(full, exchange, 'full.*');
+      });
+      // Internal, on purpose: what this test checks is which channel the next publish uses.
+      const channelInUse = () => (bus as unknown as { connection: { connected?: { publishChannel: object } } }).connection.connected?.publishChannel;
+      const before = channelInUse();
+      await expect(bus.publish([{ id: 'refused', routingKey: 'full.x', body: '{}' }])).rejects.toThrow(/not confirmed/);
+      expect(channelInUse()).toBeDefined();
+      expect(channelInUse()).not.toBe(before);
+      await bus.publish([{ id: 'accepted', routingKey: 'ok.x', body: '{}' }]);
+      await waitFor(() => received.some((m) => m.id === 'accepted'), { timeoutMs: 10_000 });
+      expect(bus.isConnected).toBe(true);
+    } finally {
+      await bus.close();
+      await withAdmin((admin) => deleteTopology(admin, exchange, [queue, full]));
+    }
+  });
+});
+
 describe('RabbitMqBus with several broker addresses', () => {
   it('when the first address does not answer, then it connects to the next; when its node is lost, it fails over to another and consumes and publishes again', async () => {
     await requireService('rabbitmq');
