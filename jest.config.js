@@ -21,5 +21,8 @@ module.exports = {
     project('resilience', ['**/test/**/*.resilience.test.ts']),
     project('containers', ['**/test/**/*.containers.test.ts']),
     project('compose', ['**/test/**/*.compose.test.ts']),
+    // Real clusters (three RabbitMQ nodes, Redis with Sentinels, a MariaDB primary) started on loopback
+    // ports by the tests themselves: `npm run test:cluster` (docs/testing.md).
+    project('cluster', ['**/test/**/*.cluster.test.ts']),
   ],
 };

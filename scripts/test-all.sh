@@ -15,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 RESULTS_DIR="${TEST_RESULTS_DIR:-$(mktemp -d -t vanish-tests.XXXXXX)}"
 mkdir -p "$RESULTS_DIR"
-PROJECTS="${TEST_PROJECTS:-unit integration e2e browser resilience containers compose}"
+PROJECTS="${TEST_PROJECTS:-unit integration e2e browser resilience containers compose cluster}"
 PROJECT_TIMEOUT="${TEST_PROJECT_TIMEOUT:-1200}"
 
 passed=0

@@ -184,6 +184,8 @@ describe('broker permissions on a RabbitMQ node of our own (compose definitions)
   const connect = async (user: BrokerUser) => {
     const bus = await RabbitMqBus.connect({
       url: serviceUrl(user, port), logger: silentLogger, connectionName: `perms-${user}`,
+      // Quorum queues, as production declares them (AMQP_QUEUE_TYPE's production default).
+      queues: { type: 'quorum', deliveryLimit: 50 },
       packRoutingKeys: user === 'notes' ? (key) => key.startsWith('note.') : undefined,
     });
     buses.push(bus);

@@ -28,7 +28,7 @@ export function readText(relative: string): string {
   return readFileSync(join(ROOT, relative), 'utf8');
 }
 
-export function kustomize(overlay: 'dev' | 'prod'): K8sObject[] {
+export function kustomize(overlay: 'dev' | 'prod' | 'prod-ha'): K8sObject[] {
   let out: string;
   try {
     out = execFileSync('kubectl', ['kustomize', join(ROOT, 'deploy/k8s/overlays', overlay)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -17,7 +17,7 @@ export function amqpSocketOptions(url: string, tls: AmqpTlsSettings | undefined)
 
 /** Why a path attacker could read or change this broker traffic, or undefined for amqps://. */
 export function amqpTransportRisk(url: string): string | undefined {
-  return /^amqps:/i.test(url) ? undefined : 'amqp:// is plaintext (use amqps://, with AMQP_TLS_CA_FILE for a private CA)';
+  return url.split(',').every((one) => /^amqps:/i.test(one.trim())) ? undefined : 'amqp:// is plaintext (use amqps://, with AMQP_TLS_CA_FILE for a private CA)';
 }
 
 /**

@@ -12,3 +12,4 @@ export * from './fake-outbox-store';
 export * from './frame-write-coalescing';
 export * from './message-packs';
 export * from './amqp-tls';
+export * from './amqp-settings';

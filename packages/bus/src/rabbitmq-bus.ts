@@ -1,4 +1,4 @@
-import type { ChannelModel } from 'amqplib';
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import { PartialPublishError } from '@vanish/common';
 import type { ConsumeOptions, Logger, MessageConsumer, MessageHandler, MessagePublisher, OutgoingMessage, Subscription } from '@vanish/common';
 import type { Registry } from 'prom-client';
@@ -6,16 +6,22 @@ import { createBusMetrics, type BusMetrics } from './bus-metrics';
 import type { AmqpTlsSettings } from './amqp-tls';
 import type { DeliveryOutcome } from './delivery-policy';
 import { newConnectionName, RabbitMqConnection } from './rabbitmq-connection';
-import { BusUnavailableError, publishConfirmed, publishItems } from './rabbitmq-publishing';
+import { BusUnavailableError, publishConfirmed, publishItems, type PublishItem } from './rabbitmq-publishing';
 import { RabbitSubscription, type ForwardedMessage, type SubscriptionHost } from './rabbitmq-subscription';
 import {
   HEADER_ATTEMPT, HEADER_DEAD_REASON, HEADER_ERROR, HEADER_QUEUE, HEADER_ROUTING_KEY,
-  dlqName, dlxName, retryQueueArguments, retryQueueName,
+  CLASSIC_QUEUES, declareRetryQueue, dlqName, dlxName, retryQueueName, type QueueSettings,
 } from './rabbitmq-topology';
 
 export interface RabbitMqBusOptions {
-  /** amqp://user:pass@host:port/vhost, or amqps:// (TLS, see `tls`) */
+  /**
+   * amqp://user:pass@host:port/vhost, or amqps:// (TLS, see `tls`); several nodes of one cluster as a
+   * comma-separated list (or `urls`): the bus connects to the first that answers and, on loss, to the next.
+   */
   url: string;
+  urls?: readonly string[];
+  /** The type of the queues it declares (default classic; services read AMQP_QUEUE_TYPE, quorum in production). */
+  queues?: QueueSettings;
   /** For amqps://: the CA to verify the broker with (amqp-tls.ts). */
   tls?: AmqpTlsSettings;
   /** The topic exchange (default `vanish`); tests use their own. */
@@ -51,6 +57,7 @@ export interface RabbitMqBusOptions {
 export class RabbitMqBus implements MessagePublisher, MessageConsumer, SubscriptionHost {
   readonly exchange: string;
   readonly connectionName: string;
+  readonly queueSettings: QueueSettings;
   private readonly logger: Logger;
   private readonly metrics: BusMetrics;
   private readonly confirmTimeoutMs: number;
@@ -60,11 +67,13 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer, Subscript
   private constructor(private readonly options: RabbitMqBusOptions) {
     this.exchange = options.exchange ?? 'vanish';
     this.connectionName = options.connectionName ?? newConnectionName();
+    this.queueSettings = options.queues ?? CLASSIC_QUEUES;
     this.logger = options.logger.child('bus/rabbitmq');
     this.metrics = createBusMetrics(options.registry, 'rabbitmq');
     this.confirmTimeoutMs = options.confirmTimeoutMs ?? 10_000;
     this.connection = new RabbitMqConnection({
       url: options.url,
+      urls: options.urls,
       tls: options.tls,
       connectionName: this.connectionName,
       heartbeatSeconds: options.heartbeatSeconds,
@@ -111,7 +120,7 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer, Subscript
     const connected = this.connection.connected;
     if (!connected) throw new BusUnavailableError();
     const sent = publishItems(this.exchange, messages, this.options.packRoutingKeys);
-    await publishConfirmed(connected.publishChannel, sent.map(({ item }) => item), this.confirmTimeoutMs);
+    await this.confirmed(connected.publishChannel, sent.map(({ item }) => item));
     const returnedIds = new Set(sent.filter(({ item }) => connected.returned.delete(String(item.options.messageId))).flatMap(({ memberIds }) => memberIds));
     const unroutable = messages.filter((m) => returnedIds.has(m.id));
     if (unroutable.length > 0) {
@@ -160,7 +169,7 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer, Subscript
     if (outcome.kind === 'retry') {
       const retryQueue = retryQueueName(queue, outcome.delayMs);
       if (!connected.retryQueues.has(retryQueue)) {
-        await connected.publishChannel.assertQueue(retryQueue, { durable: true, arguments: retryQueueArguments(queue, outcome.delayMs) });
+        await declareRetryQueue(connected.publishChannel, queue, outcome.delayMs, this.queueSettings);
         connected.retryQueues.add(retryQueue);
       }
       headers[HEADER_ATTEMPT] = attempt + 1;
@@ -171,11 +180,23 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer, Subscript
       headers[HEADER_ERROR] = outcome.error.slice(0, 500);
       target = { exchange: dlxName(this.exchange), routingKey: dlqName(queue) };
     }
-    await publishConfirmed(connected.publishChannel, [{
+    await this.confirmed(connected.publishChannel, [{
       ...target,
       content: message.content,
       options: { messageId: message.messageId, headers, ...(message.contentType ? { contentType: message.contentType } : {}) },
-    }], this.confirmTimeoutMs);
+    }]);
+  }
+
+  /** publishConfirmed, and after a refusal a new channel for the next publish (see renewPublishChannel). */
+  private async confirmed(channel: ConfirmChannel, items: readonly PublishItem[]): Promise<void> {
+    try {
+      await publishConfirmed(channel, items, this.confirmTimeoutMs);
+    } catch (err) {
+      await this.connection.renewPublishChannel(channel).catch((renewErr: Error) => {
+        this.logger.warn('could not open a new publish channel', { err: renewErr.message });
+      });
+      throw err;
+    }
   }
 
   /** @internal */

@@ -4,11 +4,13 @@ import type { Logger } from '@vanish/common';
 import type { BusMetrics } from './bus-metrics';
 import { amqpSocketOptions, type AmqpTlsSettings } from './amqp-tls';
 import { coalesceFrameWrites } from './frame-write-coalescing';
-import { dlxName } from './rabbitmq-topology';
+import { declareExchanges } from './rabbitmq-topology';
 
 export interface BrokerAddress {
-  /** amqp://user:pass@host:port/vhost, or amqps:// (TLS, see `tls`) */
+  /** amqp://user:pass@host:port/vhost, or amqps:// (TLS, see `tls`); or several, comma-separated. */
   url: string;
+  /** The nodes of one cluster, when given apart from `url`. */
+  urls?: readonly string[];
   /** For amqps://: the CA to verify the broker with (amqp-tls.ts). */
   tls?: AmqpTlsSettings;
   /** Shown by `rabbitmqctl list_connections name client_properties` (connection_name). */
@@ -17,15 +19,51 @@ export interface BrokerAddress {
   heartbeatSeconds?: number;
 }
 
+/** The broker addresses to try, in order: `urls`, else `url` split at commas. */
+export function brokerUrls(address: Pick<BrokerAddress, 'url' | 'urls'>): string[] {
+  const urls = (address.urls && address.urls.length > 0 ? address.urls : address.url.split(','))
+    .map((url) => url.trim()).filter((url) => url !== '');
+  if (urls.length === 0) throw new Error('no RabbitMQ address given');
+  return urls;
+}
+
+/**
+ * Connects to the first node that answers, trying each address once starting at `startAt` (amqplib
+ * knows one URL only). Rejects with the last failure when none answers.
+ */
+export async function connectToAnyBroker(address: BrokerAddress, startAt = 0): Promise<{ model: ChannelModel; index: number; url: string }> {
+  const urls = brokerUrls(address);
+  let failure: unknown;
+  for (let i = 0; i < urls.length; i++) {
+    const index = (startAt + i) % urls.length;
+    try {
+      return { model: await connectToBroker({ ...address, url: urls[index]!, urls: undefined }), index, url: urls[index]! };
+    } catch (err) {
+      failure = err;
+    }
+  }
+  throw failure;
+}
+
 /** The one place that opens an AMQP connection: every option of amqplib's connect belongs here. */
 export function connectToBroker(address: BrokerAddress): Promise<ChannelModel> {
-  const url = new URL(address.url);
+  const url = new URL(brokerUrls(address)[0]!);
   if (!url.searchParams.has('heartbeat')) url.searchParams.set('heartbeat', String(address.heartbeatSeconds ?? 5));
   return amqp.connect(url.toString(), {
     ...amqpSocketOptions(address.url, address.tls),
     clientProperties: { connection_name: address.connectionName },
     timeout: 5_000,
   });
+}
+
+/** host:port of an AMQP URL, for logs (never its credentials). */
+export function brokerHost(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'amqps:' ? '5671' : '5672')}`;
+  } catch {
+    return 'unparsable';
+  }
 }
 
 export const newConnectionName = (): string => `vanish-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -65,6 +103,8 @@ export class RabbitMqConnection {
   private opening: Promise<void> | undefined;
   private closed = false;
   private everConnected = false;
+  /** The address to try first next time: after a loss, the node after the one that was lost. */
+  private nextAddress = 0;
 
   constructor(private readonly options: RabbitMqConnectionOptions) {}
 
@@ -116,25 +156,17 @@ export class RabbitMqConnection {
 
   private async doOpen(): Promise<void> {
     const { logger, exchange } = this.options;
-    const model = await connectToBroker(this.options);
+    const { model, index, url } = await connectToAnyBroker(this.options, this.nextAddress);
+    this.nextAddress = index;
     if (!coalesceFrameWrites(model)) logger.debug('amqplib internals changed: frames are written one by one');
     model.on('error', (err: Error) => logger.warn('RabbitMQ connection error', { err: err.message }));
-    model.on('close', () => this.onConnectionLost(model));
+    model.on('close', () => {
+      if (this.current?.model === model) this.nextAddress = index + 1;
+      this.onConnectionLost(model);
+    });
     try {
-      const publishChannel = await model.createConfirmChannel();
-      publishChannel.on('error', (err: Error) => logger.warn('RabbitMQ publish channel error', { err: err.message }));
-      publishChannel.on('close', () => {
-        // A channel-level error (never expected) closes only the channel: start afresh.
-        if (this.current?.publishChannel === publishChannel && !this.closed) void model.close().catch(() => undefined);
-      });
-      await publishChannel.assertExchange(exchange, 'topic', { durable: true });
-      await publishChannel.assertExchange(dlxName(exchange), 'direct', { durable: true });
+      const { publishChannel, returned } = await this.openPublishChannel(model);
       if (this.closed) throw new Error('closed while connecting');
-      const returned = new Set<string>();
-      // The broker sends basic.return before the confirm of an unroutable mandatory message.
-      publishChannel.on('return', (message: { properties: { messageId?: unknown } }) => {
-        if (typeof message.properties.messageId === 'string') returned.add(message.properties.messageId);
-      });
       this.current = { model, publishChannel, retryQueues: new Set(), returned };
       await this.options.onOpen(model);
     } catch (err) {
@@ -145,10 +177,44 @@ export class RabbitMqConnection {
     this.options.metrics.connected(true);
     if (this.everConnected) this.options.metrics.reconnected();
     logger.info(this.everConnected ? 'reconnected to RabbitMQ' : 'connected to RabbitMQ', {
-      exchange, connection: this.options.connectionName, subscriptions: this.options.subscriptionCount(),
+      exchange, connection: this.options.connectionName, broker: brokerHost(url), subscriptions: this.options.subscriptionCount(),
     });
     this.everConnected = true;
     this.reconnectAttempt = 0;
+  }
+
+  /**
+   * A confirm channel whose publishes were refused (a quorum queue without a leader for a moment)
+   * was seen to keep refusing after the new leader was elected; a fresh channel did not. Called after
+   * a nack: the next publish goes on a new channel of the same connection.
+   */
+  async renewPublishChannel(stale: ConfirmChannel): Promise<void> {
+    const current = this.current;
+    if (!current || current.publishChannel !== stale || this.closed) return;
+    const { publishChannel, returned } = await this.openPublishChannel(current.model);
+    if (this.current !== current || current.publishChannel !== stale) {
+      await publishChannel.close().catch(() => undefined);
+      return;
+    }
+    this.current = { ...current, publishChannel, returned };
+    await stale.close().catch(() => undefined);
+  }
+
+  private async openPublishChannel(model: ChannelModel): Promise<{ publishChannel: ConfirmChannel; returned: Set<string> }> {
+    const { logger, exchange } = this.options;
+    const publishChannel = await model.createConfirmChannel();
+    publishChannel.on('error', (err: Error) => logger.warn('RabbitMQ publish channel error', { err: err.message }));
+    publishChannel.on('close', () => {
+      // A channel-level error (never expected) closes only the channel: start afresh.
+      if (this.current?.publishChannel === publishChannel && !this.closed) void model.close().catch(() => undefined);
+    });
+    await declareExchanges(publishChannel, exchange);
+    const returned = new Set<string>();
+    // The broker sends basic.return before the confirm of an unroutable mandatory message.
+    publishChannel.on('return', (message: { properties: { messageId?: unknown } }) => {
+      if (typeof message.properties.messageId === 'string') returned.add(message.properties.messageId);
+    });
+    return { publishChannel, returned };
   }
 
   private onConnectionLost(model: ChannelModel): void {

@@ -2,7 +2,7 @@ import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import type { ConsumeOptions, IncomingMessage, Logger, MessageHandler } from '@vanish/common';
 import { decideOutcome, DEFAULT_PREFETCH, type DeliveryOutcome } from './delivery-policy';
 import { decodePack, PACK_CONTENT_TYPE, type PackMember } from './message-packs';
-import { dlqName, dlxName, HEADER_ATTEMPT, HEADER_ROUTING_KEY, mainQueueArguments } from './rabbitmq-topology';
+import { declareConsumerQueue, declareExchanges, dlqName, HEADER_ATTEMPT, HEADER_ROUTING_KEY, type QueueSettings } from './rabbitmq-topology';
 
 /** What forward() moves to a retry queue or a dead-letter queue: a delivery, or one member of a pack. */
 export interface ForwardedMessage {
@@ -15,6 +15,8 @@ export interface ForwardedMessage {
 /** What a subscription needs from its bus. */
 export interface SubscriptionHost {
   readonly exchange: string;
+  /** The type (and delivery limit) of the queues it declares. */
+  readonly queueSettings: QueueSettings;
   /** The connection subscriptions attach to, if any. */
   readonly model: ChannelModel | undefined;
   /** Moves a message to a retry queue or a dead-letter queue (rejects when the broker did not take it). */
@@ -63,12 +65,8 @@ export class RabbitSubscription {
     });
     try {
       await channel.prefetch(this.options.prefetch ?? DEFAULT_PREFETCH);
-      await channel.assertExchange(exchange, 'topic', { durable: true });
-      await channel.assertExchange(dlxName(exchange), 'direct', { durable: true });
-      await channel.assertQueue(this.dlq, { durable: true });
-      await channel.bindQueue(this.dlq, dlxName(exchange), this.dlq);
-      await channel.assertQueue(queue, { durable: true, arguments: mainQueueArguments(exchange, queue) });
-      for (const pattern of bindings) await channel.bindQueue(queue, exchange, pattern);
+      await declareExchanges(channel, exchange);
+      await declareConsumerQueue(channel, exchange, { queue, bindings }, this.bus.queueSettings);
       this.channel = channel;
       const { consumerTag } = await channel.consume(queue, (message) => {
         if (message) this.track(this.handle(channel, message));

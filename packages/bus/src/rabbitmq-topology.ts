@@ -1,3 +1,5 @@
+import type { Channel } from 'amqplib';
+
 /**
  * Names of everything RabbitMqBus declares, in one place (docs/events.md draws the picture):
  * - `<exchange>` durable topic exchange, where publishers send (`note.*`, `mail.send`, `health.*`);
@@ -6,6 +8,8 @@
  * - `<queue>.dlq` durable queue bound to `<exchange>.dlx` by its own name;
  * - `<queue>.retry.<ms>` durable queue per retry delay with `x-message-ttl` = ms that
  *   dead-letters back to `<queue>` through the default exchange (the broker holds the delay).
+ * Every queue is of the one type QueueSettings names (quorum in production: replicated, see
+ * docs/scaling.md); declareTopology() is the one place that declares them, at start-up and at deploy time.
  */
 export const dlxName = (exchange: string): string => `${exchange}.dlx`;
 export const dlqName = (queue: string): string => `${queue}.dlq`;
@@ -18,10 +22,85 @@ export const HEADER_QUEUE = 'x-vanish-queue';
 export const HEADER_DEAD_REASON = 'x-vanish-dead-letter-reason';
 export const HEADER_ERROR = 'x-vanish-error';
 
-export function mainQueueArguments(exchange: string, queue: string): Record<string, unknown> {
-  return { 'x-dead-letter-exchange': dlxName(exchange), 'x-dead-letter-routing-key': dlqName(queue) };
+export const QUEUE_TYPES = ['classic', 'quorum'] as const;
+export type QueueType = (typeof QUEUE_TYPES)[number];
+
+/**
+ * Redeliveries (a consumer or its connection died before the ack, or the bus gave a delivery back)
+ * after which a quorum queue dead-letters a message by itself: a message that crashes every consumer
+ * that takes it ends in `<queue>.dlq` instead of looping for ever. The bus's own attempt count
+ * (maxAttempts) covers handler errors, which go through retry queues and never count here.
+ */
+export const DEFAULT_DELIVERY_LIMIT = 50;
+
+export interface QueueSettings {
+  /** `quorum` (replicated, Raft; the production default) or `classic` (one node). */
+  type: QueueType;
+  /** Quorum queues only: see DEFAULT_DELIVERY_LIMIT. */
+  deliveryLimit?: number;
 }
 
-export function retryQueueArguments(queue: string, delayMs: number): Record<string, unknown> {
-  return { 'x-message-ttl': delayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue };
+export const CLASSIC_QUEUES: QueueSettings = { type: 'classic' };
+
+/** What a queue's type adds to its arguments. */
+function typeArguments(settings: QueueSettings, deadLetters: boolean): Record<string, unknown> {
+  if (settings.type === 'classic') return {};
+  return {
+    'x-queue-type': 'quorum',
+    // At-least-once dead-lettering (RabbitMQ 3.10+): the broker keeps a dead letter until the
+    // target queue confirmed it, which needs publishes refused (not old messages dropped) when full.
+    ...(deadLetters ? { 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' } : {}),
+  };
+}
+
+export function mainQueueArguments(exchange: string, queue: string, settings: QueueSettings = CLASSIC_QUEUES): Record<string, unknown> {
+  return {
+    'x-dead-letter-exchange': dlxName(exchange),
+    'x-dead-letter-routing-key': dlqName(queue),
+    ...typeArguments(settings, true),
+    ...(settings.type === 'quorum' ? { 'x-delivery-limit': settings.deliveryLimit ?? DEFAULT_DELIVERY_LIMIT } : {}),
+  };
+}
+
+export function retryQueueArguments(queue: string, delayMs: number, settings: QueueSettings = CLASSIC_QUEUES): Record<string, unknown> {
+  return { 'x-message-ttl': delayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue, ...typeArguments(settings, true) };
+}
+
+export function deadLetterQueueArguments(settings: QueueSettings = CLASSIC_QUEUES): Record<string, unknown> {
+  return typeArguments(settings, false);
+}
+
+/** A consumer's queue as the topology knows it. */
+export interface ConsumerQueue {
+  queue: string;
+  bindings: readonly string[];
+  /** The retry queues to declare ahead (the bus also declares one the first time it needs it). */
+  retryDelaysMs?: readonly number[];
+}
+
+export async function declareExchanges(channel: Channel, exchange: string): Promise<void> {
+  await channel.assertExchange(exchange, 'topic', { durable: true });
+  await channel.assertExchange(dlxName(exchange), 'direct', { durable: true });
+}
+
+export async function declareRetryQueue(channel: Channel, queue: string, delayMs: number, settings: QueueSettings): Promise<string> {
+  const name = retryQueueName(queue, delayMs);
+  await channel.assertQueue(name, { durable: true, arguments: retryQueueArguments(queue, delayMs, settings) });
+  return name;
+}
+
+/** A consumer queue with its dead-letter queue, bindings and retry queues. */
+export async function declareConsumerQueue(channel: Channel, exchange: string, consumer: ConsumerQueue, settings: QueueSettings): Promise<void> {
+  const dlq = dlqName(consumer.queue);
+  await channel.assertQueue(dlq, { durable: true, arguments: deadLetterQueueArguments(settings) });
+  await channel.bindQueue(dlq, dlxName(exchange), dlq);
+  await channel.assertQueue(consumer.queue, { durable: true, arguments: mainQueueArguments(exchange, consumer.queue, settings) });
+  for (const pattern of consumer.bindings) await channel.bindQueue(consumer.queue, exchange, pattern);
+  for (const delayMs of new Set(consumer.retryDelaysMs ?? [])) await declareRetryQueue(channel, consumer.queue, delayMs, settings);
+}
+
+/** The whole topology: exchanges, then every consumer's queues (idempotent; a differing queue type fails). */
+export async function declareTopology(channel: Channel, topology: { exchange: string; consumers: readonly ConsumerQueue[]; settings: QueueSettings }): Promise<void> {
+  await declareExchanges(channel, topology.exchange);
+  for (const consumer of topology.consumers) await declareConsumerQueue(channel, topology.exchange, consumer, topology.settings);
 }

@@ -5,6 +5,7 @@ import { createAdminApp, createLogger, createRegistry, Lifecycle, listen, type L
 import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
 import { redisTlsOptions } from './adapters/limiter/redis-tls';
+import { sentinelClientOptions } from './adapters/limiter/redis-sentinel';
 import type { GatewayConfig } from './config';
 import type { RateLimiter } from './domain/rate-limiter';
 import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
@@ -44,8 +45,8 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   let metrics: GatewayMetrics | undefined;
   if (overrides.limiter) {
     limiter = overrides.limiter;
-  } else if (config.redisUrl) {
-    redis = createRedisClient(config.redisUrl, config.redisTlsCa, config.redisCommandTimeoutMs, logger.child('gateway/redis'));
+  } else if (config.redisUrl || config.redisSentinel) {
+    redis = createRedisClient(config, logger.child('gateway/redis'));
     const client = redis;
     lifecycle.add('redis', () => client.disconnect());
     limiter = new RedisRateLimiter({
@@ -128,18 +129,26 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
  * stalled Redis fails fast) and no resending after reconnects: the limiter falls back to memory
  * instead of waiting. Reconnects go on in the background, so Redis is used again when it returns.
  */
-function createRedisClient(url: string, tlsCa: string | undefined, commandTimeoutMs: number, logger: Logger): Redis {
-  const tls = redisTlsOptions(url, tlsCa);
-  const redis = new Redis(url, {
-    ...(tls ? { tls } : {}),
+function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Redis {
+  const common = {
     enableOfflineQueue: false,
     enableAutoPipelining: true,
-    commandTimeout: commandTimeoutMs,
+    commandTimeout: config.redisCommandTimeoutMs,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     autoResendUnfulfilledCommands: false,
-    retryStrategy: (times) => Math.min(100 * times, 1000),
-  });
+    retryStrategy: (times: number) => Math.min(100 * times, 1000),
+  };
+  let redis: Redis;
+  if (config.redisSentinel) {
+    // The failover window (Sentinels' down-after plus the switch, a few seconds) is answered from
+    // memory like any Redis outage: commands fail fast, the insurance limiter counts meanwhile.
+    redis = new Redis({ ...common, ...sentinelClientOptions(config.redisSentinel, config.redisTlsCa) });
+  } else {
+    const url = config.redisUrl!;
+    const tls = redisTlsOptions(url, config.redisTlsCa);
+    redis = new Redis(url, { ...(tls ? { tls } : {}), ...common });
+  }
   let reported = false;
   redis.on('error', (err: Error) => {
     if (!reported) logger.warn('redis connection error', { err: err.message });

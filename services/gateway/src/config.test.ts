@@ -155,3 +155,29 @@ describe('parseTrustProxy', () => {
     expect(parseTrustProxy('10.0.0.0/8, loopback')).toBe('10.0.0.0/8, loopback');
   });
 });
+
+describe('loadGatewayConfig: Redis behind Sentinels', () => {
+  const sentinelEnv = { REDIS_SENTINELS: '10.0.0.1:26379, 10.0.0.2:26379,[::1]:26380', REDIS_SENTINEL_NAME: 'vanish' };
+
+  it('when REDIS_SENTINELS and REDIS_SENTINEL_NAME are set, then the gateway follows the Sentinels instead of one REDIS_URL', () => {
+    const config = loadGatewayConfig({ ...sentinelEnv, REDIS_PASSWORD: 'p' });
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.redisSentinel).toEqual({
+      sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '10.0.0.2', port: 26379 }, { host: '::1', port: 26380 }],
+      name: 'vanish', password: 'p', tls: false,
+    });
+  });
+
+  it('when REDIS_SENTINELS lacks a name, has a bad entry, or comes with REDIS_URL, then the configuration is refused naming the variable', () => {
+    expect(() => loadGatewayConfig({ REDIS_SENTINELS: '10.0.0.1:26379' })).toThrow(/REDIS_SENTINEL_NAME/);
+    expect(() => loadGatewayConfig({ ...sentinelEnv, REDIS_SENTINELS: '10.0.0.1' })).toThrow(/REDIS_SENTINELS: expected host:port/);
+    expect(() => loadGatewayConfig({ ...sentinelEnv, REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(/not both/);
+  });
+
+  it('when production uses Sentinels without TLS, then it is refused unless REDIS_ALLOW_PLAINTEXT=true', () => {
+    const base = { NODE_ENV: 'production', LIMITER_KEY: Buffer.alloc(32, 1).toString('base64'), ...sentinelEnv };
+    expect(() => loadGatewayConfig(base)).toThrow(/REDIS_SENTINELS/);
+    expect(loadGatewayConfig({ ...base, REDIS_SENTINEL_TLS: 'true' }).redisSentinel?.tls).toBe(true);
+    expect(loadGatewayConfig({ ...base, REDIS_ALLOW_PLAINTEXT: 'true' }).redisSentinel?.tls).toBe(false);
+  });
+});

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { EnvReader, loadSecretKey, readTlsCa, refuseInsecureTransportInProduction, type Env, type Logger, type LogLevel } from '@vanish/common';
 import { redisTransportRisk } from './adapters/limiter/redis-tls';
+import { readRedisSentinel, type RedisSentinelSettings } from './adapters/limiter/redis-sentinel';
 import type { LimitPolicy } from './domain/limit-policy';
 
 export interface GatewayConfig {
@@ -15,6 +16,8 @@ export interface GatewayConfig {
   mailerUrl: string;
   /** Unset: in-memory limits (refused in production). */
   redisUrl: string | undefined;
+  /** REDIS_SENTINELS + REDIS_SENTINEL_NAME: Redis behind Sentinels (instead of REDIS_URL). */
+  redisSentinel: RedisSentinelSettings | undefined;
   /** REDIS_TLS_CA(_FILE): CA bundle for rediss://; unset: Node's public roots. */
   redisTlsCa: string | undefined;
   redisCommandTimeoutMs: number;
@@ -41,7 +44,8 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
   const reader = new EnvReader(env);
   const dataDir = reader.str('DATA_DIR', './data');
   const redisUrl = reader.url('REDIS_URL', undefined, ['redis:', 'rediss:']);
-  reader.requireInProduction('REDIS_URL', redisUrl, 'in-memory rate limits are per process; replicas would each grant the full limit');
+  const redisSentinel = readRedisSentinel(reader, redisUrl);
+  reader.requireInProduction('REDIS_URL', redisUrl ?? redisSentinel?.name, 'in-memory rate limits are per process; replicas would each grant the full limit (or REDIS_SENTINELS)');
   const redisTlsCa = readTlsCa(reader, 'REDIS_TLS_CA');
   if (redisUrl !== undefined) {
     refuseInsecureTransportInProduction(reader, { variable: 'REDIS_URL', risk: redisTransportRisk(redisUrl), optOut: 'REDIS_ALLOW_PLAINTEXT' });
@@ -89,6 +93,7 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
     statsUrl: reader.url('STATS_URL', 'http://127.0.0.1:8082', ['http:']),
     mailerUrl: reader.url('MAILER_URL', 'http://127.0.0.1:8083', ['http:']),
     redisUrl,
+    redisSentinel,
     redisTlsCa,
     redisCommandTimeoutMs: reader.int('REDIS_COMMAND_TIMEOUT_MS', 200, { min: 10, max: 10_000 }),
     redisRetryIntervalMs: reader.int('REDIS_RETRY_INTERVAL_MS', 1000, { min: 0, max: 60_000 }),

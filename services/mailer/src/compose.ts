@@ -102,14 +102,14 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
       let bus: (MessagePublisher & MessageConsumer) | undefined = overrides.bus;
       if (!bus && config.amqpUrl) {
         const rabbit = await RabbitMqBus.connect({
-          url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, logger: logger.child('mailer/bus'), registry,
+          url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, queues: config.amqpQueues, logger: logger.child('mailer/bus'), registry,
           connectionName: `mailer ${config.instance}`, connectLazily: true,
         });
         lifecycle.add('bus', () => rabbit.close());
         bus = rabbit;
         // Dead-lettered commands still hold a sealed link: dropped after their retention (DECISIONS 1).
         const sweeper = new DeadLetterSweeper({
-          queue: new RabbitMqDeadLetterQueue({ url: config.amqpUrl, queue: dlqName(config.mailQueue), connectionName: `mailer ${config.instance} dead-letter sweeper` }),
+          queue: new RabbitMqDeadLetterQueue({ url: config.amqpUrl, tls: config.amqpTls, queue: dlqName(config.mailQueue), connectionName: `mailer ${config.instance} dead-letter sweeper` }),
           clock, retentionMs: config.deadLetterRetentionMs, intervalMs: config.deadLetterSweepIntervalMs,
           logger: logger.child('mailer/dead-letter-sweeper'),
         });

@@ -2,7 +2,7 @@ import { hkdfSync } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
+import { readAmqpTls, readAmqpUrl, readQueueSettings, type AmqpTlsSettings, type QueueSettings } from '@vanish/bus';
 import {
   EnvReader, KeyRing, loadKeyRing, readTlsCa, refuseInsecureTransportInProduction, type Env, type LogLevel, type Logger,
 } from '@vanish/common';
@@ -35,6 +35,8 @@ export interface MailerConfig {
   amqpTls: AmqpTlsSettings | undefined;
   /** Topic exchange and queue names; tests use their own. */
   amqpExchange: string;
+  /** AMQP_QUEUE_TYPE / AMQP_DELIVERY_LIMIT: the type of the queues it declares (quorum in production). */
+  amqpQueues: QueueSettings;
   mailQueue: string;
   /** Unset: e-mails are written as .eml files to outboxDir (the embedded default). */
   smtp: SmtpSettings | undefined;
@@ -77,7 +79,7 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
 
   const database = readDatabaseSettings(reader, { fallback: `sqlite:${join(dataDir, 'mailer.db')}`, example: 'mailer' });
 
-  const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
+  const amqpUrl = readAmqpUrl(reader);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'the mailer consumes mail commands from RabbitMQ');
   const amqpTls = readAmqpTls(reader, amqpUrl);
 
@@ -124,6 +126,7 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
     databaseUrl: database.url,
     databaseSslCa: database.sslCa,
     amqpUrl,
+    amqpQueues: readQueueSettings(reader),
     amqpTls,
     amqpExchange: reader.str('AMQP_EXCHANGE', 'vanish'),
     mailQueue: reader.str('MAIL_QUEUE', 'mailer.mail-commands'),

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
+import { readAmqpTls, readAmqpUrl, type AmqpTlsSettings } from '@vanish/bus';
 import { readDatabaseSettings } from '@vanish/database';
 import { EnvReader, KeyRing, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
 import { DEFAULT_SCRYPT_LIMIT, type ScryptLimitOptions } from './domain/scrypt-limit';
@@ -74,7 +74,7 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const publicBaseUrl = reader.publicBaseUrl('http://localhost:8080');
   reader.requireInProduction('PUBLIC_BASE_URL', reader.raw('PUBLIC_BASE_URL'), 'the origin of shareable links');
 
-  const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
+  const amqpUrl = readAmqpUrl(reader);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'events and mail commands are relayed to RabbitMQ; without it the outbox only grows');
   const amqpTls = readAmqpTls(reader, amqpUrl);
   const amqpExchange = reader.str('AMQP_EXCHANGE', 'vanish');

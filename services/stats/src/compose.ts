@@ -61,7 +61,7 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
     if (!bus) {
       if (config.amqpUrl) {
         const rabbit = await RabbitMqBus.connect({
-          url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, logger, registry, connectionName: `vanish-stats-${process.pid}`, connectLazily: true,
+          url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, queues: config.amqpQueues, logger, registry, connectionName: `vanish-stats-${process.pid}`, connectLazily: true,
         });
         bus = rabbit;
         ownBus = rabbit;

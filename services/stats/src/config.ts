@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
+import { readAmqpTls, readAmqpUrl, readQueueSettings, type AmqpTlsSettings, type QueueSettings } from '@vanish/bus';
 import { readDatabaseSettings } from '@vanish/database';
 import { EnvReader, type Env, type LogLevel } from '@vanish/common';
 
@@ -20,6 +20,8 @@ export interface StatsConfig {
   amqpUrl: string | undefined;
   /** AMQP_EXCHANGE (default `vanish`). */
   amqpExchange: string;
+  /** AMQP_QUEUE_TYPE / AMQP_DELIVERY_LIMIT: the type of the queues it declares (quorum in production). */
+  amqpQueues: QueueSettings;
   /** AMQP_QUEUE_PREFIX (default empty): prefixes `stats.note-events` and `stats.heartbeats`. */
   queuePrefix: string;
   /** HEARTBEAT_INTERVAL_MS: the period services publish heartbeats with; three silent ones mean down. */
@@ -48,7 +50,7 @@ export function loadStatsConfig(env: Env = process.env): Readonly<StatsConfig> {
 
   const database = readDatabaseSettings(reader, { fallback: `sqlite:${resolve(dataDir, 'stats.db')}`, example: 'stats' });
 
-  const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
+  const amqpUrl = readAmqpUrl(reader);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'stats learns everything from RabbitMQ; the in-process bus is for the all-in-one laptop mode');
   const amqpTls = readAmqpTls(reader, amqpUrl);
   const amqpExchange = reader.str('AMQP_EXCHANGE', 'vanish');
@@ -64,6 +66,7 @@ export function loadStatsConfig(env: Env = process.env): Readonly<StatsConfig> {
     databaseUrl: database.url,
     databaseSslCa: database.sslCa,
     amqpUrl,
+    amqpQueues: readQueueSettings(reader),
     amqpTls,
     amqpExchange,
     queuePrefix,

@@ -7,6 +7,6 @@ export { KnexStatsStore } from './adapters/db/knex-stats-store';
 export { configureKnex } from './adapters/db/configure-knex';
 export { migrateToLatest, rollbackAll } from './adapters/db/migrate';
 export { FakeStatsStore } from './adapters/fakes/fake-stats-store';
-export { NOTE_EVENTS_QUEUE, NoteEventsConsumer } from './consumers/note-events-consumer';
+export { NOTE_EVENTS_QUEUE, NOTE_EVENTS_RETRY_DELAYS_MS, NoteEventsConsumer } from './consumers/note-events-consumer';
 export { HEARTBEATS_QUEUE, HeartbeatConsumer } from './consumers/heartbeat-consumer';
 export { createStatsApp } from './http/create-stats-app';

@@ -52,6 +52,13 @@ export interface RevealAnswer {
 export interface SystemOptions {
   /** Extra environment per service. */
   env?: Partial<Record<ServiceName, Record<string, string>>>;
+  /**
+   * A RabbitMQ cluster instead of the machine's broker (test/cluster): the services get this AMQP_URL
+   * (a node list), queue depths come from `queueDepths`, and there is no tap (busMessages stays empty).
+   */
+  broker?: { url: string; queueDepths(prefix: string): Promise<Record<string, number>> };
+  /** A MariaDB of the test's own for notes (test/cluster), with the database already created on it. */
+  notesDatabase?: { port: number; database: TestDatabase };
 }
 
 export interface System {
@@ -107,13 +114,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   const tag = `res_${randomBytes(4).toString('hex')}`;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vanish-resilience-'));
   const databases = {
-    notes: await createTestDatabase(`${tag}_notes`),
+    notes: options.notesDatabase?.database ?? await createTestDatabase(`${tag}_notes`),
     stats: await createTestDatabase(`${tag}_stats`),
     mailer: await createTestDatabase(`${tag}_mailer`),
     webhooks: await createTestDatabase(`${tag}_webhooks`),
   };
   const proxies = {
-    notesDb: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 3306 }),
+    notesDb: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: options.notesDatabase?.port ?? 3306 }),
     redis: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 6379 }),
     amqp: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 5672 }),
   };
@@ -124,7 +131,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     webhooks: [0, await freePort()], // admin port only
   };
   const gateway = `http://127.0.0.1:${ports.gateway[0]}`;
-  const amqpUrl = `amqp://guest:guest@127.0.0.1:${proxies.amqp.port}`;
+  const amqpUrl = options.broker?.url ?? `amqp://guest:guest@127.0.0.1:${proxies.amqp.port}`;
   const shared: Record<string, string | undefined> = {
     ...CLEARED_ENV,
     LOG_LEVEL: 'info',
@@ -180,23 +187,25 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
 
   // A tap on the exchange: every payload any service publishes, for the canary checks.
   const busMessages: Array<{ routingKey: string; body: string }> = [];
-  const tapConnection = await amqp.connect(RABBITMQ_URL);
-  const tapChannel = await tapConnection.createChannel();
-  await waitFor(async () => {
-    const probe = await tapConnection.createChannel();
-    probe.on('error', () => undefined);
-    try { await probe.checkExchange(tag); await probe.close(); return true; } catch { return false; }
-  }, { timeoutMs: 30_000, description: `exchange ${tag} declared by the services` });
   const tapQueue = `${tag}.tap`;
-  await tapChannel.assertQueue(tapQueue, { exclusive: true, autoDelete: true });
-  await tapChannel.bindQueue(tapQueue, tag, '#');
-  await tapChannel.bindQueue(tapQueue, `${tag}.dlx`, '#').catch(() => undefined);
-  await tapChannel.consume(tapQueue, (msg) => {
-    if (msg) busMessages.push({ routingKey: msg.fields.routingKey, body: msg.content.toString('utf8') });
-  }, { noAck: true });
+  const tapConnection = options.broker ? undefined : await amqp.connect(RABBITMQ_URL);
+  if (tapConnection) {
+    const tapChannel = await tapConnection.createChannel();
+    await waitFor(async () => {
+      const probe = await tapConnection.createChannel();
+      probe.on('error', () => undefined);
+      try { await probe.checkExchange(tag); await probe.close(); return true; } catch { return false; }
+    }, { timeoutMs: 30_000, description: `exchange ${tag} declared by the services` });
+    await tapChannel.assertQueue(tapQueue, { exclusive: true, autoDelete: true });
+    await tapChannel.bindQueue(tapQueue, tag, '#');
+    await tapChannel.bindQueue(tapQueue, `${tag}.dlx`, '#').catch(() => undefined);
+    await tapChannel.consume(tapQueue, (msg) => {
+      if (msg) busMessages.push({ routingKey: msg.fields.routingKey, body: msg.content.toString('utf8') });
+    }, { noAck: true });
+  }
 
   const pool = {
-    notes: mysql.createPool({ uri: dbUrl(databases.notes), connectionLimit: 2 }),
+    notes: mysql.createPool({ uri: dbUrl(databases.notes, options.notesDatabase?.port), connectionLimit: 2 }),
     stats: mysql.createPool({ uri: dbUrl(databases.stats), connectionLimit: 2 }),
     mailer: mysql.createPool({ uri: dbUrl(databases.mailer), connectionLimit: 2 }),
     webhooks: mysql.createPool({ uri: dbUrl(databases.webhooks), connectionLimit: 2 }),
@@ -298,6 +307,11 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       return start(service, extraEnv);
     },
     async queueDepths() {
+      if (options.broker) {
+        const depths = await options.broker.queueDepths(tag);
+        delete depths[tapQueue];
+        return depths;
+      }
       const { stdout } = await run('rabbitmqctl', ['list_queues', '-q', '--no-table-headers', 'name', 'messages'], { timeout: 30_000 });
       const depths: Record<string, number> = {};
       for (const line of stdout.split('\n')) {
@@ -338,12 +352,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       for (const loop of [...loops]) await loop.stop();
       if (process.env.RESILIENCE_LOGS) writeFileSync(path.join(process.env.RESILIENCE_LOGS, `${tag}.log`), system.logs());
       for (const service of ['gateway', 'webhooks', 'mailer', 'stats', 'notes'] as ServiceName[]) await processes[service]?.stop();
-      await tapConnection.close().catch(() => undefined);
+      await tapConnection?.close().catch(() => undefined);
       for (const p of Object.values(pool)) await p.end().catch(() => undefined);
       await sink.close();
       for (const proxy of Object.values(proxies)) await proxy.close();
       for (const db of Object.values(databases)) await db.drop();
-      await deleteRabbitObjects(tag).catch(() => undefined);
+      if (!options.broker) await deleteRabbitObjects(tag).catch(() => undefined);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

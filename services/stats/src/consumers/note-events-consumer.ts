@@ -4,6 +4,8 @@ import type { CounterDelta, StatsStore } from '../domain/stats-store';
 import type { StatsMetrics } from '../stats-metrics';
 
 export const NOTE_EVENTS_QUEUE = 'stats.note-events';
+/** Broker-held delays between attempts of an event stats could not count yet. */
+export const NOTE_EVENTS_RETRY_DELAYS_MS = [200, 1_000, 5_000, 30_000] as const;
 /** Events counted in one transaction at most; the queue's default prefetch, so a full batch never waits. */
 const COUNTING_BATCH_MAX = 200;
 const COUNTING_LINGER_MS = 50;
@@ -57,7 +59,7 @@ export class NoteEventsConsumer {
       bindings: ['note.*'],
       prefetch: this.options.prefetch ?? COUNTING_BATCH_MAX,
       maxAttempts: 100,
-      retryDelaysMs: [200, 1_000, 5_000, 30_000],
+      retryDelaysMs: NOTE_EVENTS_RETRY_DELAYS_MS,
     }, (message) => this.handle(message));
   }
 

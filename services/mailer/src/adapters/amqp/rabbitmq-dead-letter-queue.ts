@@ -1,4 +1,5 @@
-import amqp, { type Channel, type ChannelModel, type GetMessage } from 'amqplib';
+import type { Channel, ChannelModel, GetMessage } from 'amqplib';
+import { connectToAnyBroker, type AmqpTlsSettings } from '@vanish/bus';
 import type { DeadLetterQueue } from '../../jobs/dead-letter-sweeper';
 
 /** Bounds one sweep: the messages kept are held unacknowledged until the sweep ends. */
@@ -11,11 +12,12 @@ const MAX_PER_SWEEP = 10_000;
  * `timestamp` (when notes created it); the body is parsed for that only and never logged.
  */
 export class RabbitMqDeadLetterQueue implements DeadLetterQueue {
-  constructor(private readonly options: { url: string; queue: string; connectionName?: string }) {}
+  constructor(private readonly options: { url: string; tls?: AmqpTlsSettings; queue: string; connectionName?: string }) {}
 
   async dropOlderThan(cutoff: Date): Promise<{ dropped: number; kept: number }> {
-    const connection: ChannelModel = await amqp.connect(this.options.url, {
-      clientProperties: { connection_name: this.options.connectionName ?? 'mailer dead-letter sweeper' },
+    // Any live node of the cluster will do (the url may list several), over TLS when amqps://.
+    const { model: connection }: { model: ChannelModel } = await connectToAnyBroker({
+      url: this.options.url, tls: this.options.tls, connectionName: this.options.connectionName ?? 'mailer dead-letter sweeper',
     });
     connection.on('error', () => undefined);
     let dropped = 0;

@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import amqp from 'amqplib';
+import { silentLogger, type IncomingMessage } from '@vanish/common';
+import { RabbitMqBus, declareTopology, dlqName, type ExpiringMessage } from '@vanish/bus';
+import { startFaultProxy } from '@vanish/testkit/fault-proxy';
+import { freePort, waitFor } from '@vanish/testkit/net';
+import { requireService } from '@vanish/testkit/services';
+import { busContractTests } from './contract/bus.contract';
+import { AMQP_URL, deleteTopology, rabbitHarness } from './support/rabbit-harness';
+
+// The whole contract again, on quorum queues (the production default): retries through quorum
+// retry queues with a message TTL, dead letters through at-least-once dead-lettering.
+const usedQueues = new Set<string>();
+busContractTests('RabbitMqBus on quorum queues', rabbitHarness(usedQueues, { queues: { type: 'quorum', deliveryLimit: 5 } }), usedQueues);
+
+const names = (kind: string) => ({
+  exchange: `test.quorum-${kind}.${randomBytes(4).toString('hex')}`,
+  queue: `quorum.${kind}.${randomBytes(3).toString('hex')}`,
+});
+
+async function withAdmin<T>(work: (admin: amqp.ChannelModel) => Promise<T>): Promise<T> {
+  await requireService('rabbitmq');
+  const admin = await amqp.connect(AMQP_URL);
+  admin.on('error', () => undefined);
+  try {
+    return await work(admin);
+  } finally {
+    await admin.close().catch(() => undefined);
+  }
+}
+
+describe('declareTopology with quorum queues', () => {
+  it('when the topology is declared, then the consumer queue is a quorum queue (declaring it classic is refused) and declaring again is harmless', async () => {
+    const { exchange, queue } = names('type');
+    await withAdmin(async (admin) => {
+      try {
+        const channel = await admin.createChannel();
+        const topology = { exchange, consumers: [{ queue, bindings: ['note.*'], retryDelaysMs: [100] }], settings: { type: 'quorum' as const, deliveryLimit: 3 } };
+        await declareTopology(channel, topology);
+        await declareTopology(channel, topology);
+        await channel.close();
+        const classic = await admin.createChannel();
+        classic.on('error', () => undefined);
+        await expect(classic.assertQueue(queue, { durable: true })).rejects.toThrow(/PRECONDITION_FAILED/);
+      } finally {
+        await deleteTopology(admin, exchange, [queue]);
+      }
+    });
+  });
+
+  it('when a message is given back more often than the delivery limit (a poison message that kills its consumers), then the broker moves it to <queue>.dlq', async () => {
+    const { exchange, queue } = names('poison');
+    await withAdmin(async (admin) => {
+      try {
+        const channel = await admin.createConfirmChannel();
+        await declareTopology(channel, { exchange, consumers: [{ queue, bindings: ['poison.*'] }], settings: { type: 'quorum', deliveryLimit: 2 } });
+        channel.publish(exchange, 'poison.x', Buffer.from('{}'), { persistent: true, messageId: 'poison-1' });
+        await channel.waitForConfirms();
+        let taken = 0;
+        let dead: amqp.GetMessage | false = false;
+        await waitFor(async () => {
+          const got = await channel.get(queue, { noAck: false });
+          if (got) {
+            taken += 1;
+            channel.nack(got, false, true);
+          }
+          dead = await channel.get(dlqName(queue), { noAck: true });
+          return dead !== false;
+        }, { timeoutMs: 30_000, intervalMs: 50 });
+        expect((dead as unknown as amqp.GetMessage).properties.messageId).toBe('poison-1');
+        expect(taken).toBe(3); // the first delivery and two redeliveries
+        expect(await channel.get(queue, { noAck: true })).toBe(false);
+      } finally {
+        await deleteTopology(admin, exchange, [queue]);
+      }
+    });
+  });
+});
+
+describe('RabbitMqBus on quorum queues: expiring messages', () => {
+  it('when a message carries expiresInMs and waits longer than that, then the quorum queue drops it (heartbeats rely on this)', async () => {
+    await requireService('rabbitmq');
+    const { exchange, queue } = names('expiry');
+    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type: 'quorum' } });
+    const received: IncomingMessage[] = [];
+    try {
+      const subscription = await bus.consume({ queue, bindings: ['exp.*'] }, async (m) => { received.push(m); });
+      await subscription.cancel(); // the queue exists, nobody consumes
+      await bus.publish([{ id: 'short', routingKey: 'exp.x', body: '{}', expiresInMs: 100 } as ExpiringMessage, { id: 'kept', routingKey: 'exp.x', body: '{}' }]);
+      await withAdmin(async (admin) => {
+        const channel = await admin.createChannel();
+        await waitFor(async () => (await channel.checkQueue(queue)).messageCount === 1, { timeoutMs: 10_000, description: 'the expired message dropped' });
+        const left = await channel.get(queue, { noAck: true });
+        expect(left && left.properties.messageId).toBe('kept');
+      });
+    } finally {
+      await bus.close();
+      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
+    }
+  });
+});
+
+describe('RabbitMqBus after a refused publish', () => {
+  it('when the broker nacks a publish, then publish rejects (the outbox keeps the row) and the next publish goes on a new confirm channel', async () => {
+    await requireService('rabbitmq');
+    const { exchange, queue } = names('nack');
+    const full = `${queue}.full`;
+    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type: 'quorum' } });
+    const received: IncomingMessage[] = [];
+    try {
+      await bus.consume({ queue, bindings: ['ok.*'] }, async (m) => { received.push(m); });
+      await withAdmin(async (admin) => {
+        const channel = await admin.createChannel();
+        // A queue that refuses every message: the broker nacks what is routed to it.
+        await channel.assertQueue(full, { durable: true, arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
+        await channel.bindQueue(full, exchange, 'full.*');
+      });
+      // Internal, on purpose: what this test checks is which channel the next publish uses.
+      const channelInUse = () => (bus as unknown as { connection: { connected?: { publishChannel: object } } }).connection.connected?.publishChannel;
+      const before = channelInUse();
+      await expect(bus.publish([{ id: 'refused', routingKey: 'full.x', body: '{}' }])).rejects.toThrow(/not confirmed/);
+      expect(channelInUse()).toBeDefined();
+      expect(channelInUse()).not.toBe(before);
+      await bus.publish([{ id: 'accepted', routingKey: 'ok.x', body: '{}' }]);
+      await waitFor(() => received.some((m) => m.id === 'accepted'), { timeoutMs: 10_000 });
+      expect(bus.isConnected).toBe(true);
+    } finally {
+      await bus.close();
+      await withAdmin((admin) => deleteTopology(admin, exchange, [queue, full]));
+    }
+  });
+});
+
+describe('RabbitMqBus with several broker addresses', () => {
+  it('when the first address does not answer, then it connects to the next; when its node is lost, it fails over to another and consumes and publishes again', async () => {
+    await requireService('rabbitmq');
+    const { exchange, queue } = names('failover');
+    const deadPort = await freePort();
+    const first = await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 5672 });
+    const second = await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 5672 });
+    const url = [deadPort, first.port, second.port].map((port) => `amqp://guest:guest@127.0.0.1:${port}`).join(',');
+    const bus = await RabbitMqBus.connect({
+      url, exchange, logger: silentLogger, queues: { type: 'quorum' }, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 500, confirmTimeoutMs: 3_000,
+    });
+    const received: IncomingMessage[] = [];
+    try {
+      const subscription = await bus.consume({ queue, bindings: ['fo.*'] }, async (m) => { received.push(m); });
+      await bus.publish([{ id: 'before', routingKey: 'fo.x', body: '{}' }]);
+      await waitFor(() => received.length === 1, { timeoutMs: 10_000 });
+      await first.cut(); // the node behind the first live address dies; it stays refused
+      await waitFor(() => !bus.isConnected, { timeoutMs: 10_000 });
+      expect(await bus.waitUntilConnected(20_000)).toBe(true);
+      await bus.publish([{ id: 'after', routingKey: 'fo.x', body: '{}' }]);
+      await waitFor(() => received.some((m) => m.id === 'after'), { timeoutMs: 10_000 });
+      await subscription.cancel();
+    } finally {
+      await bus.close();
+      await first.close();
+      await second.close();
+      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
+    }
+  });
+});

@@ -1,0 +1,72 @@
+import { refuseInsecureTransportInProduction, type EnvReader } from '@vanish/common';
+
+/** Redis behind Sentinels: the Sentinels name the current primary, ioredis follows it. */
+export interface RedisSentinelSettings {
+  /** REDIS_SENTINELS: `host:port,host:port,...` (three or more in production: a quorum of two). */
+  sentinels: Array<{ host: string; port: number }>;
+  /** REDIS_SENTINEL_NAME: the primary's name in the Sentinels' configuration (`sentinel monitor <name> ...`). */
+  name: string;
+  /** REDIS_PASSWORD(_FILE): the data nodes' password (AUTH), if any. */
+  password?: string;
+  /** REDIS_SENTINEL_PASSWORD(_FILE): the Sentinels' own password, if any. */
+  sentinelPassword?: string;
+  /** REDIS_SENTINEL_TLS=true: TLS to the Sentinels and to the data nodes (with REDIS_TLS_CA_FILE). */
+  tls: boolean;
+}
+
+/**
+ * REDIS_SENTINELS + REDIS_SENTINEL_NAME (with REDIS_PASSWORD, REDIS_SENTINEL_PASSWORD, REDIS_SENTINEL_TLS);
+ * undefined when REDIS_SENTINELS is unset. Refused together with REDIS_URL (one Redis or the other), and
+ * in production without REDIS_SENTINEL_TLS unless REDIS_ALLOW_PLAINTEXT=true.
+ */
+export function readRedisSentinel(reader: EnvReader, redisUrl: string | undefined): RedisSentinelSettings | undefined {
+  const list = reader.str('REDIS_SENTINELS');
+  if (list === undefined) return undefined;
+  if (redisUrl !== undefined) reader.problem('REDIS_SENTINELS: set either REDIS_URL (one Redis) or REDIS_SENTINELS (Sentinel), not both');
+  const sentinels: Array<{ host: string; port: number }> = [];
+  for (const entry of list.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(entry);
+    const port = match ? Number(match[2]) : Number.NaN;
+    if (!match || port < 1 || port > 65_535) {
+      reader.problem(`REDIS_SENTINELS: expected host:port entries, comma-separated, got "${entry}"`);
+      continue;
+    }
+    sentinels.push({ host: match[1]!, port });
+  }
+  if (sentinels.length === 0) reader.problem('REDIS_SENTINELS: no Sentinel given');
+  const name = reader.str('REDIS_SENTINEL_NAME');
+  if (name === undefined) reader.problem('REDIS_SENTINEL_NAME: required with REDIS_SENTINELS (the name the Sentinels monitor)');
+  const tls = reader.bool('REDIS_SENTINEL_TLS', false);
+  refuseInsecureTransportInProduction(reader, {
+    variable: 'REDIS_SENTINELS',
+    risk: tls ? undefined : 'Sentinel and Redis traffic is plaintext without REDIS_SENTINEL_TLS=true',
+    optOut: 'REDIS_ALLOW_PLAINTEXT',
+  });
+  const password = reader.str('REDIS_PASSWORD');
+  const sentinelPassword = reader.str('REDIS_SENTINEL_PASSWORD');
+  return {
+    sentinels, name: name ?? '', tls,
+    ...(password !== undefined ? { password } : {}),
+    ...(sentinelPassword !== undefined ? { sentinelPassword } : {}),
+  };
+}
+
+/**
+ * ioredis options for Sentinel mode. The Sentinels are asked for the primary on every (re)connect;
+ * a node that answers READONLY (a demoted primary still reached through an old connection) makes the
+ * client reconnect, and so ask the Sentinels again. No failoverDetector: it was seen to give up for
+ * good when the switch notice came during a reconnect, and it gains nothing when the primary dies.
+ */
+export function sentinelClientOptions(settings: RedisSentinelSettings, tlsCa: string | Buffer | undefined): Record<string, unknown> {
+  const tls = settings.tls ? (tlsCa !== undefined ? { ca: tlsCa } : {}) : undefined;
+  return {
+    sentinels: settings.sentinels,
+    name: settings.name,
+    role: 'master',
+    ...(settings.password !== undefined ? { password: settings.password } : {}),
+    ...(settings.sentinelPassword !== undefined ? { sentinelPassword: settings.sentinelPassword } : {}),
+    ...(tls ? { tls, sentinelTLS: tls, enableTLSForSentinelMode: true } : {}),
+    sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000),
+    reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
+  };
+}

@@ -1,0 +1,74 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import mysql from 'mysql2/promise';
+import type { TestDatabase } from '@vanish/testkit/mariadb';
+import { freePort, waitFor } from '@vanish/testkit/net';
+import { requireBinary, startDaemon, type Daemon } from './daemons';
+
+const run = promisify(execFile);
+
+/** A MariaDB server of the test's own (Debian's mariadbd, --no-defaults: never the machine's 3306). */
+export interface OwnMariaDb {
+  readonly port: number;
+  createDatabase(prefix: string): Promise<TestDatabase>;
+  /** SIGKILL, as a crashed primary. */
+  kill(): Promise<void>;
+  /** Starts it again on the same data directory and port (crash recovery), resolving once it answers. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startOwnMariaDb(): Promise<OwnMariaDb> {
+  requireBinary('/usr/sbin/mariadbd', 'apt-get install -y mariadb-server');
+  const dir = mkdtempSync(join(tmpdir(), 'vanish-mariadb-'));
+  const datadir = join(dir, 'data');
+  await run('/usr/bin/mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root'], { timeout: 120_000 });
+  const port = await freePort();
+  let daemon: Daemon | undefined;
+  const connect = () => mysql.createConnection({ host: '127.0.0.1', port, user: 'root', password: '' });
+  const server: OwnMariaDb = {
+    port,
+    async createDatabase(prefix) {
+      const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+      const connection = await connect();
+      try {
+        await connection.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+      } finally {
+        await connection.end();
+      }
+      return { name, url: `mysql://root@127.0.0.1:${port}/${name}`, drop: async () => undefined }; // the whole server goes in stop()
+    },
+    async kill() {
+      await daemon?.kill('SIGKILL');
+    },
+    async start() {
+      daemon = startDaemon(`mariadbd-${port}`, '/usr/sbin/mariadbd', [
+        '--no-defaults', `--datadir=${datadir}`, `--socket=${join(dir, 'mysqld.sock')}`, `--pid-file=${join(dir, 'mysqld.pid')}`,
+        `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-name-resolve', '--innodb-buffer-pool-size=32M',
+        '--innodb-log-file-size=16M', '--max-connections=200',
+      ]);
+      const started = daemon;
+      await waitFor(async () => {
+        if (!started.isRunning()) throw new Error(`mariadbd exited: ${started.output().slice(-1500)}`);
+        const connection = await connect();
+        await connection.end();
+        return true;
+      }, { timeoutMs: 90_000, intervalMs: 200, description: `mariadbd on ${port}` });
+    },
+    async stop() {
+      await daemon?.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await server.start();
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  return server;
+}
