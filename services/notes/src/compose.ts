@@ -126,6 +126,8 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     formTokens: new FormTokens(formTokenKey(config.lookupKey), new KnexUsedTokenStore(knex, clock), clock),
     publicBaseUrl: config.publicBaseUrl,
     logger: logger.child('notes/pages'),
+    expiryPresets: config.expiryPresets,
+    retentionHours: config.noteRetentionHours,
   }));
   // The pages answer every path the API does not (their own 404 page included).
   app.use(errorHandler(logger.child('notes/http')));

@@ -141,6 +141,7 @@ describe('loadNotesConfig', () => {
     ['MAIL_KEYS', 'nocolon', /^MAIL_KEYS:/],
     ['MAIL_PUBLIC_KEYS', 'nocolon', /^MAIL_PUBLIC_KEYS:/],
     ['NOTE_RETENTION_HOURS', '0', /^NOTE_RETENTION_HOURS:/],
+    ['EXPIRY_PRESETS', '5m,1y', /^EXPIRY_PRESETS: "1y"/],
     ['SWEEP_INTERVAL_MS', '1.5', /^SWEEP_INTERVAL_MS:/],
     ['HEARTBEAT_INTERVAL_MS', '10', /^HEARTBEAT_INTERVAL_MS:/],
     ['LOG_LEVEL', 'loud', /^LOG_LEVEL:/],

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
 import { readDatabaseSettings } from '@vanish/database';
+import { DEFAULT_EXPIRY_PRESETS, type ExpiryPreset, parseExpiryPresets } from './http/pages/expiry-presets';
 import { EnvReader, KeyRing, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
 
 export interface NotesConfig {
@@ -27,6 +28,8 @@ export interface NotesConfig {
    */
   mailSealing: { kind: 'to-mailer'; publicKeys: KeyRing } | { kind: 'legacy'; keys: KeyRing };
   noteRetentionHours: number;
+  /** EXPIRY_PRESETS: the lifetimes the create page offers (`5m,1h,1d,7d,30d`), besides custom hours. */
+  expiryPresets: ExpiryPreset[];
   sweepIntervalMs: number;
   /** Unset outside the all-in-one: the outbox keeps its rows and nothing is relayed. */
   amqpUrl: string | undefined;
@@ -71,6 +74,13 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger);
   const mailSealing = loadMailSealing(reader, dataDir, keyLogger);
 
+  let expiryPresets: ExpiryPreset[] = [];
+  try {
+    expiryPresets = parseExpiryPresets(reader.str('EXPIRY_PRESETS', DEFAULT_EXPIRY_PRESETS));
+  } catch (err) {
+    reader.problem(`EXPIRY_PRESETS: ${(err as Error).message}`);
+  }
+
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),
     adminPort: reader.int('ADMIN_PORT', 9081, { min: 0, max: 65_535 }),
@@ -83,6 +93,7 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     lookupKey: lookupKey!,
     mailSealing: mailSealing!,
     noteRetentionHours: reader.int('NOTE_RETENTION_HOURS', 720, { min: 1, max: 87_600 }),
+    expiryPresets,
     sweepIntervalMs: reader.int('SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     amqpUrl,
     amqpTls,

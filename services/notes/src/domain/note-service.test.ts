@@ -163,6 +163,14 @@ describe('NoteService', () => {
     ]);
   });
 
+  it('when a page in another language creates the note, then its link e-mail command says that language; English says none', async () => {
+    const { service, mail } = setup();
+    await service.create(input({ sendLinkEmail: 'link@example.com', lang: 'pt-BR' }));
+    await service.create(input({ sendLinkEmail: 'link@example.com', lang: 'en' }));
+    await service.create(input({ sendLinkEmail: 'link@example.com' }));
+    expect(mail().map((command) => (command as { lang?: string }).lang)).toEqual(['pt-BR', undefined, undefined]);
+  });
+
   it('when a note is taken down, then it is gone with note.destroyed reason takedown, and a second takedown is false', async () => {
     const { service, noteEvents } = setup();
     const { uuid } = await service.create(input());

@@ -91,6 +91,7 @@ export class NoteService implements NotesApi {
         created_at: formatTimestamp(now),
         // DECISIONS 13: the server never had the key, so the mail carries the link without it.
         ...(keyCheck !== null ? { key_separately: true } : {}),
+        ...(input.lang && input.lang !== 'en' ? { lang: input.lang } : {}),
       }, now));
     }
     await this.store.insertNew(note, messages);

@@ -17,6 +17,8 @@ export interface CreateNoteInput {
   passcode: string | null;
   notificationEmail: string | null;
   sendLinkEmail: string | null;
+  /** The language of the page that created the note (issue 20): its link e-mail is written in it. Absent: English. */
+  lang?: string;
 }
 
 export interface CreatedNote {
