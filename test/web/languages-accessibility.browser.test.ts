@@ -12,6 +12,10 @@ import { LOCALES, type Locale, Translations } from '../../services/notes/src/htt
  * switcher and Accept-Language, both themes, axe-core on every page (zero serious or critical findings,
  * the results written as test output), keyboard-only journeys, and the README's screenshots.
  */
+// What runs inside the page (playwright's evaluate) sees the browser's globals; this project has no DOM types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+declare const document: any, window: any, getComputedStyle: (element: unknown) => { backgroundColor: string };
+
 const ROOT = resolve(__dirname, '../..');
 const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -111,7 +115,7 @@ async function audit(page: Page, name: string, locale: Locale, theme: string): P
   await page.evaluate(AXE_SOURCE);
   type Rule = { id: string; impact: string | null; help: string; nodes: unknown[] };
   const { violations, passes, incomplete } = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Rule[]; passes: Rule[]; incomplete: Rule[] }> } }).axe;
+    const axe = (window as unknown as { axe: { run: (context: unknown, options: object) => Promise<{ violations: Rule[]; passes: Rule[]; incomplete: Rule[] }> } }).axe;
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } });
     const brief = (v: Rule) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length });
     return { violations: result.violations.map(brief), passes: result.passes.map((v) => v.id), incomplete: result.incomplete.map(brief) };
@@ -334,7 +338,7 @@ describe('the pages for people everywhere (issue 20)', () => {
     await page.keyboard.press('Enter');
     await expect(page.locator('button[data-copy-target="note-link"]').textContent()).resolves.toBe(text('es', 'created.copied'));
     const link = (await page.locator('#note-link').textContent())!.trim();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(link);
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(link);
 
     await page.goto(link);
     await tabTo(page, '#passcode');
@@ -357,7 +361,7 @@ describe('the pages for people everywhere (issue 20)', () => {
     await page.locator('#note-content').waitFor();
     await tabTo(page, 'button[data-copy-target="note-content"]');
     await page.keyboard.press('Enter');
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('by keyboard');
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe('by keyboard');
     await context.close();
   });
 
