@@ -106,6 +106,12 @@ async function overflowing(page: Page): Promise<false | string[]> {
   });
 }
 
+/** The created page's link once the page's script has added the key it kept (after the # sign). */
+async function sealedLink(page: Page): Promise<string> {
+  await page.waitForFunction(() => (document.querySelector('#note-link')?.textContent ?? '').includes('#'));
+  return (await page.locator('#note-link').textContent())!.trim();
+}
+
 interface AxeFinding { id: string; impact: string | null; help: string; nodes: number }
 const axeResults: Array<{ page: string; locale: string; theme: string; violations: AxeFinding[]; passes: string[]; incomplete: AxeFinding[] }> = [];
 
@@ -161,9 +167,8 @@ describe('the pages for people everywhere (issue 20)', () => {
 
         await page.fill('#content', 'audited');
         await page.locator('form[data-create] button[type=submit]').click();
-        await page.waitForSelector('#note-key');
+        const link = await sealedLink(page);
         await audit(page, name('created, sealed in the browser'), locale, theme);
-        const link = (await page.locator('#note-link').textContent())!.trim();
 
         await page.goto(link);
         await audit(page, name('note'), locale, theme);
@@ -234,9 +239,9 @@ describe('the pages for people everywhere (issue 20)', () => {
       await page.goto(url);
       await page.fill('#passcode', `wrong ${attempt}`);
       await page.locator('main form button[type=submit]').click();
-      await page.waitForLoadState('domcontentloaded');
+      if (attempt < 5) await page.locator('#reveal-error').waitFor();
     }
-    await expect(page.locator('h1').textContent()).resolves.toBe(text('ar', 'notFound.heading'));
+    await page.getByRole('heading', { name: text('ar', 'notFound.heading') }).waitFor();
     expect(await currentViews(uuid)).toBe('gone');
     await context.close();
   });
@@ -254,7 +259,7 @@ describe('the pages for people everywhere (issue 20)', () => {
     await plain.selectOption('#settings-lang', 'ja');
     await plain.selectOption('#settings-theme', 'dark');
     await plain.getByRole('button', { name: text('fr', 'settings.apply') }).click();
-    await plain.waitForLoadState('domcontentloaded');
+    await plain.locator('html[lang="ja"]').waitFor({ state: 'attached' });
     expect(new URL(plain.url()).search).toBe('');
     await expect(plain.locator('h1').textContent()).resolves.toBe(text('ja', 'create.heading'));
     await expect(plain.locator('html').getAttribute('data-theme')).resolves.toBe('dark');
@@ -276,8 +281,7 @@ describe('the pages for people everywhere (issue 20)', () => {
     await writer.goto(`${base}/`);
     await writer.getByLabel('Note').fill('kept across the switch');
     await writer.getByRole('button', { name: 'Create note' }).click();
-    const link = (await writer.locator('#note-link').textContent())!.trim();
-    expect(link).toContain('#');
+    const link = await sealedLink(writer);
     const reader = await context.newPage();
     await reader.goto(link);
     await reader.selectOption('#settings-lang', 'uk');
@@ -300,7 +304,7 @@ describe('the pages for people everywhere (issue 20)', () => {
     await page.fill('#content', 'five minutes');
     const before = Date.now();
     await page.locator('form[data-create] button[type=submit]').click();
-    const link = (await page.locator('#note-link').textContent())!.trim();
+    const link = await sealedLink(page);
     const uuid = link.split('#')[0]!.slice(-36);
     const meta = (await (await fetch(`${base}/api/view/${uuid}.php`)).json()) as { note: { expires_at: string } };
     const expires = Date.parse(`${meta.note.expires_at.replace(' ', 'T')}Z`);
@@ -314,7 +318,7 @@ describe('the pages for people everywhere (issue 20)', () => {
     await page.fill('#expiry_time', '3');
     await page.fill('#content', 'three hours');
     await page.locator('form[data-create] button[type=submit]').click();
-    const custom = (await page.locator('#note-link').textContent())!.trim().split('#')[0]!.slice(-36);
+    const custom = (await sealedLink(page)).split('#')[0]!.slice(-36);
     const customMeta = (await (await fetch(`${base}/api/view/${custom}.php`)).json()) as { note: { expires_at: string } };
     const hours = (Date.parse(`${customMeta.note.expires_at.replace(' ', 'T')}Z`) - Date.now()) / 3_600_000;
     expect(hours).toBeGreaterThan(2.9);
@@ -333,11 +337,10 @@ describe('the pages for people everywhere (issue 20)', () => {
     await page.keyboard.type('pin');
     await tabTo(page, 'form[data-create] button[type=submit]');
     await page.keyboard.press('Enter');
-    await page.waitForSelector('#note-key');
+    const link = await sealedLink(page);
     await tabTo(page, 'button[data-copy-target="note-link"]');
     await page.keyboard.press('Enter');
     await expect(page.locator('button[data-copy-target="note-link"]').textContent()).resolves.toBe(text('es', 'created.copied'));
-    const link = (await page.locator('#note-link').textContent())!.trim();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(link);
 
     await page.goto(link);
