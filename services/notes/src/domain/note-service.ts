@@ -2,6 +2,7 @@ import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type L
 import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
 import type { NoteCrypto, SealedNote } from './note-crypto';
+import { type NotificationAddress, packNotificationAddress, unpackNotificationAddress } from './notification-address';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
 import type { NoteRecord, NoteStore } from './ports';
 
@@ -66,7 +67,7 @@ export class NoteService implements NotesApi {
     const maxViews = input.expiryType === 'time' ? TIME_NOTE_MAX_VIEWS : input.maxViews;
     const passcode = input.passcode === '' ? null : input.passcode;
     const keyCheck = input.keyCheck ?? null;
-    const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: input.notificationEmail, keyCheck });
+    const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: packNotificationAddress(input.notificationEmail, input.lang), keyCheck });
     const note: NoteRecord = {
       ...sealed,
       noteRef: this.crypto.newNoteRef(),
@@ -130,7 +131,7 @@ export class NoteService implements NotesApi {
       if (given === null) return { outcome: 'wrong_passcode', attemptsLeft: Math.max(0, MAX_FAILED_ATTEMPTS - note.failedAttempts), lockedOut: false };
       return this.countFailure(lookup);
     }
-    const claimed = await this.claimView(lookup, opened.note.notificationEmail);
+    const claimed = await this.claimView(lookup, unpackNotificationAddress(opened.note.notificationEmail));
     if (!claimed) return { outcome: 'not_found' };
     return { outcome: 'revealed', content: opened.note.content, clientEncrypted, ...claimed };
   }
@@ -152,7 +153,7 @@ export class NoteService implements NotesApi {
     return true;
   }
 
-  private async claimView(lookup: string, notificationEmail: string | null) {
+  private async claimView(lookup: string, notification: NotificationAddress | null) {
     const now = this.clock.now();
     const result = await this.store.transaction(async (tx) => {
       if (!(await tx.claimView(lookup, now))) return null;
@@ -160,12 +161,13 @@ export class NoteService implements NotesApi {
       if (!state) throw new Error('a claimed note vanished inside its transaction');
       const destroyed = state.currentViews >= state.maxViews;
       const messages = [noteEventMessage('note.accessed', { note_id: state.noteRef }, now)];
-      if (notificationEmail !== null) {
+      if (notification !== null) {
         messages.push(mailCommandMessage(this.mailSealer, {
           kind: 'notification',
-          to: notificationEmail,
+          to: notification.address,
           read_at: formatTimestamp(now),
           views_left: Math.max(0, state.maxViews - state.currentViews),
+          ...(notification.lang ? { lang: notification.lang } : {}),
         }, now));
       }
       if (destroyed) {
