@@ -202,6 +202,14 @@ describe('the pages for people everywhere (issue 20)', () => {
   it.each([...LOCALES])('when a reader of %s reveals a note and one behind a passcode, then every step is in that language and the acceptance holds', async (locale) => {
     const context = await contextFor(locale, 'light', { viewport: { width: 375, height: 740 } });
     const page = await context.newPage();
+    // Every page a GET shows, at phone width, in this language: its own heading, nothing wider than the screen.
+    await page.goto(`${base}/`);
+    await page.selectOption('#expiry_type', 'both');
+    await expect(page.locator('h1').textContent()).resolves.toBe(text(locale, 'create.heading'));
+    expect(await overflowing(page)).toBe(false);
+    await page.goto(`${base}/00000000-0000-4000-8000-000000000000`);
+    await expect(page.locator('h1').textContent()).resolves.toBe(text(locale, 'notFound.heading'));
+    expect(await overflowing(page)).toBe(false);
     const hostile = '<img src=x onerror="document.title=\'xss\'"><script>document.title="xss"</script>';
     const plain = await createNote({ content: hostile, max_views: 2 });
     // Link previews: looking at the page twice counts nothing.
@@ -219,6 +227,7 @@ describe('the pages for people everywhere (issue 20)', () => {
 
     const guarded = await createNote({ content: 'behind a passcode', passcode: 'correct horse' });
     await page.goto(guarded.url);
+    expect(await overflowing(page)).toBe(false);
     await page.getByLabel(text(locale, 'note.passcode')).fill('wrong');
     await page.getByRole('button', { name: text(locale, 'note.show') }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toBe(text(locale, 'note.wrongPasscode', { tries: 4 }));
