@@ -14,7 +14,8 @@ import { LOCALES, type Locale, Translations } from '../../services/notes/src/htt
  */
 // What runs inside the page (playwright's evaluate) sees the browser's globals; this project has no DOM types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-declare const document: any, window: any, getComputedStyle: (element: unknown) => { backgroundColor: string };
+declare const document: any, window: any, getComputedStyle: (element: unknown) => { backgroundColor: string },
+  requestAnimationFrame: (callback: () => void) => void;
 
 const ROOT = resolve(__dirname, '../..');
 const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
@@ -94,15 +95,20 @@ async function tabTo(page: Page, selector: string): Promise<void> {
   throw new Error(`Tab never reached ${selector}`);
 }
 
-/** false, or the elements that stick out past the page's width (phone width included). */
+/**
+ * false, or what sticks out past the page's width (phone width included). Measured once layout has
+ * settled (fonts loaded, two frames drawn): a page still being laid out on a busy machine is not a finding.
+ */
 async function overflowing(page: Page): Promise<false | string[]> {
-  return page.evaluate(() => {
+  return page.evaluate(async () => {
+    await document.fonts.ready;
+    await new Promise<void>((done) => requestAnimationFrame(() => requestAnimationFrame(() => done())));
     const width = document.documentElement.clientWidth;
     if (document.documentElement.scrollWidth <= width) return false;
     return [...document.querySelectorAll('body *')].filter((element) => {
       const box = element.getBoundingClientRect();
-      return box.right > width + 1 || box.left < -1;
-    }).map((element) => `${element.tagName.toLowerCase()}#${element.id}.${element.className} ${Math.round(element.getBoundingClientRect().left)}..${Math.round(element.getBoundingClientRect().right)} of ${width}`);
+      return !element.classList.contains('skip') && (box.right > width + 1 || box.left < -1);
+    }).map((element) => `${element.tagName.toLowerCase()}#${element.id}.${element.className} ${Math.round(element.getBoundingClientRect().left)}..${Math.round(element.getBoundingClientRect().right)} of ${width} (page ${document.documentElement.scrollWidth})`);
   });
 }
 

@@ -103,6 +103,8 @@ describe('web pages in Chromium', () => {
     await page.goto(`${base}/`);
     await page.getByLabel('Note').fill('the vault code is 4711');
     await page.getByRole('button', { name: 'Create note' }).click();
+    // The page's deferred script adds the key it kept: read the link once it has.
+    await page.waitForFunction('document.getElementById("note-link")?.textContent.includes("#")');
     const link = (await page.locator('#note-link').textContent())!.trim();
     // 127.0.0.1 is a secure context, so the page sealed the note itself and the key is the link's fragment
     // (DECISIONS 13; test/web/client-encrypted.browser.test.ts covers that mode and the server's fallback).
