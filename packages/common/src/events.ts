@@ -55,8 +55,9 @@ export interface MailCommandEnvelope {
 
 export type MailCommand =
   /** `key_separately`: the note was sealed on its writer's machine and the link lacks its key (DECISIONS 13). */
-  | { kind: 'link'; to: string; link: string; expiry_type: ExpiryType; expires_at: string; max_views: number; created_at: string; key_separately?: true }
-  | { kind: 'notification'; to: string; read_at: string; views_left: number; receipt_url?: string };
+  /** `lang`: the language of the page that created the note (a BCP 47 tag such as `de` or `pt-BR`); absent: English. */
+  | { kind: 'link'; to: string; link: string; expiry_type: ExpiryType; expires_at: string; max_views: number; created_at: string; key_separately?: true; lang?: string }
+  | { kind: 'notification'; to: string; read_at: string; views_left: number; receipt_url?: string; lang?: string };
 
 export const MAIL_SEAL_PURPOSE = 'vanish.mail-command.v1';
 

@@ -25,6 +25,7 @@ import type { NoteStore } from './domain/ports';
 import { accessLog } from './http/access-log';
 import { createApiRoutes } from './http/api-routes';
 import { FormTokens } from './http/form-tokens';
+import { Translations } from './http/pages/i18n';
 import { createPageRoutes } from './http/page-routes';
 import { KnexUsedTokenStore } from './adapters/db/knex-used-token-store';
 import { createNotesMetrics } from './notes-metrics';
@@ -161,7 +162,10 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   // Mount order (DECISIONS 9 / team brief): the API first, then the web pages; the receipts'
   // routes go before each, whose catch-alls would answer 404 first.
   const formTokens = new FormTokens(formTokenKey(config.lookupKey), new KnexUsedTokenStore(knex, clock), clock);
-  const receiptRoutes = { receipts, signer: receiptSigner, formTokens, publicBaseUrl: config.publicBaseUrl, logger: logger.child('notes/receipts'), isAvailable: () => migrated };
+  const translations = new Translations();
+  const receiptRoutes = {
+    receipts, signer: receiptSigner, formTokens, publicBaseUrl: config.publicBaseUrl, logger: logger.child('notes/receipts'), isAvailable: () => migrated, translations,
+  };
   app.use('/api/receipt', createReceiptApiRoutes(receiptRoutes));
   app.use(createReceiptPageRoutes(receiptRoutes));
   app.use('/api', createApiRoutes({ notes, logger, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
@@ -171,6 +175,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     publicBaseUrl: config.publicBaseUrl,
     logger: logger.child('notes/pages'),
     receipts,
+    expiryPresets: config.expiryPresets,
+    retentionHours: config.noteRetentionHours,
+    translations,
   }));
   // The pages answer every path the API does not (their own 404 page included).
   app.use(errorHandler(logger.child('notes/http')));

@@ -144,6 +144,7 @@ describe('loadNotesConfig', () => {
     ['MAIL_PUBLIC_KEYS', 'nocolon', /^MAIL_PUBLIC_KEYS:/],
     ['RECEIPT_SIGNING_KEYS', 'r1:c2hvcnQ=', /^RECEIPT_SIGNING_KEYS: key "r1" must be 32 bytes/],
     ['NOTE_RETENTION_HOURS', '0', /^NOTE_RETENTION_HOURS:/],
+    ['EXPIRY_PRESETS', '5m,1y', /^EXPIRY_PRESETS: "1y"/],
     ['SWEEP_INTERVAL_MS', '1.5', /^SWEEP_INTERVAL_MS:/],
     ['SCRYPT_MAX_CONCURRENT', '0', /^SCRYPT_MAX_CONCURRENT:/],
     ['SCRYPT_MAX_QUEUED', '-1', /^SCRYPT_MAX_QUEUED:/],

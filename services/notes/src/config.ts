@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { readAmqpTls, readAmqpUrl, type AmqpTlsSettings } from '@vanish/bus';
 import { readDatabaseSettings } from '@vanish/database';
+import { DEFAULT_EXPIRY_PRESETS, type ExpiryPreset, parseExpiryPresets } from './http/pages/expiry-presets';
 import { EnvReader, KeyRing, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
 import { DEFAULT_SCRYPT_LIMIT, type ScryptLimitOptions } from './domain/scrypt-limit';
 
@@ -40,6 +41,8 @@ export interface NotesConfig {
   noteRetentionHours: number;
   /** SCRYPT_MAX_CONCURRENT, SCRYPT_MAX_QUEUED: the cap on passcode KDF work of this process. */
   scryptLimit: ScryptLimitOptions;
+  /** EXPIRY_PRESETS: the lifetimes the create page offers (`5m,1h,1d,7d,30d`), besides custom hours. */
+  expiryPresets: ExpiryPreset[];
   sweepIntervalMs: number;
   /** Unset outside the all-in-one: the outbox keeps its rows and nothing is relayed. */
   amqpUrl: string | undefined;
@@ -92,6 +95,13 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   reader.refuseInProduction('WEBHOOK_ALLOW_PRIVATE_NETWORKS', webhookAllowPrivateNetworks,
     'webhooks could be pointed at the cluster\'s private addresses (SSRF)');
 
+  let expiryPresets: ExpiryPreset[] = [];
+  try {
+    expiryPresets = parseExpiryPresets(reader.str('EXPIRY_PRESETS', DEFAULT_EXPIRY_PRESETS));
+  } catch (err) {
+    reader.problem(`EXPIRY_PRESETS: ${(err as Error).message}`);
+  }
+
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),
     adminPort: reader.int('ADMIN_PORT', 9081, { min: 0, max: 65_535 }),
@@ -111,6 +121,7 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
       maxConcurrent: reader.int('SCRYPT_MAX_CONCURRENT', DEFAULT_SCRYPT_LIMIT.maxConcurrent, { min: 1, max: 64 }),
       maxQueued: reader.int('SCRYPT_MAX_QUEUED', DEFAULT_SCRYPT_LIMIT.maxQueued, { min: 0, max: 10_000 }),
     },
+    expiryPresets,
     sweepIntervalMs: reader.int('SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
     amqpUrl,
     amqpTls,

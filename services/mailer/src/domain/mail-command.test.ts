@@ -29,8 +29,18 @@ describe('parseMailCommand', () => {
     ['a link with a quote', { ...link, link: 'https://vanish.test/"onmouseover=x' }],
     ['an unknown kind', { ...link, kind: 'newsletter' }],
     ['a bad timestamp', { ...link, created_at: 'yesterday' }],
+    ['a language that is no tag', { ...link, lang: 'de"><script>' }],
+    ['a language that is not a string', { ...link, lang: 7 }],
+    ['an overlong language', { ...link, lang: `de-${'a'.repeat(40)}` }],
   ])('when the command has %s, then it is invalid', (_name, value) => {
     expect(() => parseMailCommand(JSON.stringify(value))).toThrow(InvalidMailCommand);
+  });
+
+  it('when the command names the language of the page that made the note, then it is kept; absent, there is none (English)', () => {
+    expect(parseMailCommand(JSON.stringify({ ...link, lang: 'pt-BR' }))).toEqual({ ...link, lang: 'pt-BR' });
+    expect(parseMailCommand(JSON.stringify({ kind: 'notification', to: 'a@example.com', read_at: '2026-01-01 10:00:00', views_left: 1, lang: 'ja' })))
+      .toMatchObject({ lang: 'ja' });
+    expect(parseMailCommand(JSON.stringify(link))).not.toHaveProperty('lang');
   });
 
   it('when the envelope is not a mail.send v1 envelope, then it is invalid', () => {

@@ -1,4 +1,5 @@
 import type { MailCommand, MailCommandEnvelope } from '@vanish/common';
+import { LANG_TAG } from './mail-i18n';
 
 export type MailKind = MailCommand['kind'];
 
@@ -41,6 +42,12 @@ export function parseMailCommand(json: string): MailCommand {
   if (!v || typeof v !== 'object') throw new InvalidMailCommand('sealed command is not an object');
   const to = v.to;
   if (typeof to !== 'string' || to.length > 254 || !ADDRESS.test(to)) throw new InvalidMailCommand('recipient is not one plain address');
+  // Issue 20: the language of the page that made the note; absent means English, and a well-formed tag the
+  // mailer has no catalogue for is written in its nearest language or English (mailLocaleFor).
+  if (v.lang !== undefined && (typeof v.lang !== 'string' || v.lang.length > 35 || !LANG_TAG.test(v.lang))) {
+    throw new InvalidMailCommand('lang is not a language tag');
+  }
+  const lang = typeof v.lang === 'string' ? { lang: v.lang } : {};
   if (v.kind === 'link') {
     const link = v.link;
     if (typeof link !== 'string' || link.length > 2048 || !isHttpUrl(link)) throw new InvalidMailCommand('link is not an http(s) URL');
@@ -54,6 +61,7 @@ export function parseMailCommand(json: string): MailCommand {
       expires_at: timestamp(v.expires_at, 'expires_at'),
       max_views: v.max_views as number,
       created_at: timestamp(v.created_at, 'created_at'),
+      ...lang,
     };
   }
   if (v.kind === 'notification') {
@@ -63,6 +71,7 @@ export function parseMailCommand(json: string): MailCommand {
     return {
       kind: 'notification', to, read_at: timestamp(v.read_at, 'read_at'), views_left: v.views_left as number,
       ...(receiptUrl !== undefined ? { receipt_url: receiptUrl as string } : {}),
+      ...lang,
     };
   }
   throw new InvalidMailCommand('unknown mail kind');

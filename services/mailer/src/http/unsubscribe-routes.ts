@@ -1,5 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { AppError, isUndecodablePath, methodsOnly, pageHeaders, routeName } from '@vanish/common';
+import { LANG_TAG, MAIL_LOCALES, type MailTranslator, mailTranslator } from '../domain/mail-i18n';
 import { escapeHtml, PRODUCT_NAME } from '../domain/mail-templates';
 import type { UnsubscribeService } from '../domain/unsubscribe-service';
 
@@ -12,16 +13,18 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
   const router = Router();
   router.all('/unsubscribe/:token', routeName('unsubscribe'), pageHeaders, methodsOnly(['GET', 'POST']));
   router.get('/unsubscribe/:token', (req, res) => {
-    if (!service.isValid(req.params.token)) return notFound(res);
-    page(res, 200, 'Stop e-mails from vanish?', [
-      `<p>Press the button to receive no more e-mails from ${PRODUCT_NAME} at the address this link was sent to.</p>`,
+    const t = readerLanguage(req, res);
+    if (!service.isValid(req.params.token)) return notFound(t, res);
+    page(t, res, 200, t.t('unsubscribe.confirmTitle', { product }), [
+      `<p>${escapeHtml(t.t('unsubscribe.confirmBody', { product }))}</p>`,
       '<form method="post" action=""><input type="hidden" name="List-Unsubscribe" value="One-Click">',
-      '<button type="submit">Unsubscribe</button></form>',
+      `<button type="submit">${escapeHtml(t.t('unsubscribe.button'))}</button></form>`,
     ]);
   });
   router.post('/unsubscribe/:token', async (req, res) => {
-    if (!(await service.unsubscribe(req.params.token))) return notFound(res);
-    page(res, 200, 'Unsubscribed', [`<p>Done: ${PRODUCT_NAME} will send no more e-mails to that address.</p>`]);
+    const t = readerLanguage(req, res);
+    if (!(await service.unsubscribe(req.params.token))) return notFound(t, res);
+    page(t, res, 200, t.t('unsubscribe.doneTitle'), [`<p>${escapeHtml(t.t('unsubscribe.doneBody', { product }))}</p>`]);
   });
   router.use(unsubscribePageErrors);
   return router;
@@ -34,27 +37,43 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
  */
 function unsubscribePageErrors(err: unknown, req: Request, res: Response, next: NextFunction): void {
   if (res.headersSent || !req.path.startsWith('/unsubscribe/')) { next(err); return; }
+  const t = readerLanguage(req, res);
   if (isUndecodablePath(err)) {
-    pageHeaders(req, res, () => notFound(res));
+    pageHeaders(req, res, () => notFound(t, res));
     return;
   }
   if (err instanceof AppError && err.statusCode < 500) {
     for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-    page(res, err.statusCode, err.statusCode === 405 ? 'Method not allowed' : 'Request not understood', [
-      '<p>Open the unsubscribe link from the e-mail in a browser.</p>',
+    page(t, res, err.statusCode, t.t(err.statusCode === 405 ? 'unsubscribe.methodTitle' : 'unsubscribe.badTitle'), [
+      `<p>${escapeHtml(t.t('unsubscribe.badBody'))}</p>`,
     ]);
     return;
   }
   next(err);
 }
 
-function notFound(res: Response): void {
-  page(res, 404, 'Link not valid', ['<p>This unsubscribe link is not valid. Copy the whole link from the e-mail.</p>']);
+const product = PRODUCT_NAME;
+
+/**
+ * Issue 20: the pages' own language cookie (set by the notes pages' switcher on the same origin), else
+ * Accept-Language, else English. The unsubscribe link itself names no language.
+ */
+function readerLanguage(req: Request, res: Response): MailTranslator {
+  res.vary('Cookie');
+  res.vary('Accept-Language');
+  const chosen = /(?:^|;\s*)lang=([^;]*)/.exec(req.get('cookie') ?? '')?.[1]?.trim();
+  if (chosen && chosen.length <= 35 && LANG_TAG.test(chosen)) return mailTranslator(chosen);
+  const accepted = req.acceptsLanguages(...MAIL_LOCALES);
+  return mailTranslator(typeof accepted === 'string' ? accepted : undefined);
 }
 
-function page(res: Response, status: number, title: string, body: string[]): void {
+function notFound(t: MailTranslator, res: Response): void {
+  page(t, res, 404, t.t('unsubscribe.invalidTitle'), [`<p>${escapeHtml(t.t('unsubscribe.invalidBody'))}</p>`]);
+}
+
+function page(t: MailTranslator, res: Response, status: number, title: string, body: string[]): void {
   res.status(status).type('html').send([
-    '<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
+    '<!DOCTYPE html>', `<html lang="${t.locale}" dir="${t.dir}"><head><meta charset="utf-8">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${escapeHtml(title)} · ${PRODUCT_NAME}</title></head><body>`,
     `<h1>${escapeHtml(title)}</h1>`, ...body, '</body></html>', '',

@@ -222,6 +222,28 @@ describe('NoteService', () => {
     ]);
   });
 
+  it('when a page in another language creates the note, then its link e-mail command says that language; English says none', async () => {
+    const { service, mail } = setup();
+    await service.create(input({ sendLinkEmail: 'link@example.com', lang: 'pt-BR' }));
+    await service.create(input({ sendLinkEmail: 'link@example.com', lang: 'en' }));
+    await service.create(input({ sendLinkEmail: 'link@example.com' }));
+    expect(mail().map((command) => (command as { lang?: string }).lang)).toEqual(['pt-BR', undefined, undefined]);
+  });
+
+  it('when a note from a page in another language is read, then the read notification is in that language too; the address stays sealed', async () => {
+    const { service, mail, store } = setup();
+    const german = await service.create(input({ notificationEmail: 'watch@example.com', lang: 'de', maxViews: 2 }));
+    const english = await service.create(input({ notificationEmail: 'watch@example.com', maxViews: 2 }));
+    const raw = [...store.notes.values()].map((n) => n.emailBox!.toString('latin1')).join();
+    expect(raw).not.toContain('example.com');
+    await service.reveal(german.uuid, null);
+    await service.reveal(english.uuid, null);
+    expect(mail()).toEqual([
+      expect.objectContaining({ kind: 'notification', to: 'watch@example.com', lang: 'de' }),
+      { kind: 'notification', to: 'watch@example.com', read_at: expect.any(String), views_left: 1 },
+    ]);
+  });
+
   it('when a note is taken down, then it is gone with note.destroyed reason takedown, and a second takedown is false', async () => {
     const { service, noteEvents } = setup();
     const { uuid } = await service.create(input());

@@ -2,6 +2,7 @@ import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type L
 import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
 import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
+import { packNotificationAddress, unpackNotificationAddress } from './notification-address';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
 import type { NoteRecord, NoteStore, ReceiptEntry } from './ports';
 import type { ReceiptIds } from '../receipts/receipt-ids';
@@ -94,7 +95,9 @@ export class NoteService implements NotesApi {
     const passcode = input.passcode === '' ? null : input.passcode;
     const keyCheck = input.keyCheck ?? null;
     const receiptId = this.receiptIds?.newId();
-    const sealed = await this.crypto.seal(uuid, { content: input.content, passcode, notificationEmail: input.notificationEmail, keyCheck, receiptId });
+    const sealed = await this.crypto.seal(uuid, {
+      content: input.content, passcode, notificationEmail: packNotificationAddress(input.notificationEmail, input.lang), keyCheck, receiptId,
+    });
     const note: NoteRecord = {
       ...sealed,
       noteRef: this.crypto.newNoteRef(),
@@ -123,6 +126,7 @@ export class NoteService implements NotesApi {
         created_at: formatTimestamp(now),
         // DECISIONS 13: the server never had the key, so the mail carries the link without it.
         ...(keyCheck !== null ? { key_separately: true } : {}),
+        ...(input.lang && input.lang !== 'en' ? { lang: input.lang } : {}),
       }, now));
     }
     await this.store.insertNew(note, messages);
@@ -257,7 +261,8 @@ export class NoteService implements NotesApi {
     lookup: string, opened: OpenedNote, refund: boolean, clientEncrypted: boolean, context: Omit<WebhookContext, 'target'>,
   ): Promise<RevealResult> {
     const now = this.clock.now();
-    const notificationEmail = opened.notificationEmail;
+    // Issue 20: the sealed e-mail box holds the address and the creating page's language.
+    const notification = unpackNotificationAddress(opened.notificationEmail);
     const result = await this.store.transaction(async (tx) => {
       if (refund) await tx.refundAttempt(lookup);
       if (!(await tx.claimView(lookup, now))) return null;
@@ -265,13 +270,14 @@ export class NoteService implements NotesApi {
       if (!state) throw new Error('a claimed note vanished inside its transaction');
       const destroyed = state.currentViews >= state.maxViews;
       let messages = [noteEventMessage('note.accessed', { note_id: state.noteRef }, now)];
-      if (notificationEmail !== null) {
+      if (notification !== null) {
         messages.push(mailCommandMessage(this.mailSealer, {
           kind: 'notification',
-          to: notificationEmail,
+          to: notification.address,
           read_at: formatTimestamp(now),
           views_left: Math.max(0, state.maxViews - state.currentViews),
           ...(opened.receiptId ? { receipt_url: `${this.publicBaseUrl}/r/${opened.receiptId}` } : {}),
+          ...(notification.lang ? { lang: notification.lang } : {}),
         }, now));
       }
       if (destroyed) {

@@ -20,6 +20,8 @@ export interface CreateNoteInput {
   sendLinkEmail: string | null;
   /** DECISIONS 11: where this note's events are sent (syntax checked; addresses checked at creation). */
   webhookUrl?: string | null;
+  /** The language of the page that created the note (issue 20): its link e-mail is written in it. Absent: English. */
+  lang?: string;
 }
 
 export interface CreatedNote {

@@ -6,8 +6,11 @@ import type { NotesApi } from '../domain/notes';
 import type { RequestAccess } from '../domain/note-webhooks';
 import type { FormTokens } from './form-tokens';
 import { APP_CSS, APP_JS, ENVELOPE_JS } from './pages/assets';
+import type { ExpiryPreset } from './pages/expiry-presets';
+import { DEFAULT_LOCALE, LOCALES, type Locale, Translations, isLocale } from './pages/i18n';
 import {
-  KEY_MISSING, type CreateFormValues, createPage, createdPage, errorPage, forbiddenPage, notFoundPage, notePage, revealedPage,
+  THEMES, type CreateFormValues, type PageContext, type Theme, createPage, createdPage, errorPage, forbiddenPage,
+  formErrorMessage, notFoundPage, notePage, revealedPage,
 } from './pages/templates';
 
 export interface PageRoutesDeps {
@@ -17,10 +20,20 @@ export interface PageRoutesDeps {
   logger: Logger;
   /** Told of every GET/HEAD of a note page, for the note's receipt (DECISIONS 12). */
   receipts?: { notePageFetched(uuid: string, userAgent: string | undefined): Promise<void> };
+  /** EXPIRY_PRESETS (issue 20); none: the create page asks for hours only. */
+  expiryPresets?: readonly ExpiryPreset[];
+  /** NOTE_RETENTION_HOURS, for the create page's hint. */
+  retentionHours?: number;
+  translations?: Translations;
 }
 
+/** The reader's choices: first-party, no identifier, a year long, never sent to another site's requests. */
+const LANG_COOKIE = 'lang';
+const THEME_COOKIE = 'theme';
+const COOKIE_MAX_AGE_MS = 365 * 24 * 3_600_000;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const FORM_FIELDS = ['content', 'expiry_type', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url'] as const;
+const FORM_FIELDS = ['content', 'expiry_type', 'expiry_preset', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url'] as const;
 const USER_AGENT_MAX_LENGTH = 512;
 
 class PageNotFound extends Error {}
@@ -31,6 +44,18 @@ export class PageForbidden extends Error {}
  * previews fetch links); only the reveal POST does, and only with a same-origin, single-use
  * form token.
  */
+/** Issue 20: the reader's switcher choice (cookie), else Accept-Language, else English; for every page route. */
+export function pageContextFor(translations: Translations): (req: Request, switcher: boolean) => PageContext {
+  const languages = translations.names();
+  return (req, switcher) => {
+    const cookies = readCookies(req.get('cookie'));
+    const chosen = cookies[LANG_COOKIE];
+    const locale: Locale = isLocale(chosen) ? chosen : negotiated(req);
+    const theme = cookies[THEME_COOKIE];
+    return { t: translations.get(locale), theme: isTheme(theme) ? theme : 'system', languages, switcher };
+  };
+}
+
 export function createPageRoutes(deps: PageRoutesDeps): Router {
   const router = Router();
   const allowedOrigin = new URL(deps.publicBaseUrl).origin;
@@ -38,15 +63,34 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   const send = (res: Response, status: number, page: string) => {
     res.status(status).type('html').send(page);
   };
+  const translations = deps.translations ?? new Translations();
+  const presets = deps.expiryPresets ?? [];
+  const retentionDays = Math.max(1, Math.round((deps.retentionHours ?? 720) / 24));
+  const secureCookies = new URL(deps.publicBaseUrl).protocol === 'https:';
+  const context = pageContextFor(translations);
 
   router.use(pageHeaders);
+  router.use((_req, res, next) => {
+    res.vary('Cookie');
+    res.vary('Accept-Language');
+    next();
+  });
+  // The switcher is a GET form to the page itself: remember the choice, then show the page at its own
+  // address again (the browser keeps a link's #key across this redirect).
+  router.use((req, res, next) => {
+    if (req.method !== 'GET' || (req.query.lang === undefined && req.query.theme === undefined)) { next(); return; }
+    const options = { path: '/', maxAge: COOKIE_MAX_AGE_MS, sameSite: 'lax' as const, httpOnly: true, secure: secureCookies };
+    if (isLocale(req.query.lang)) res.cookie(LANG_COOKIE, req.query.lang, options);
+    if (isTheme(req.query.theme)) res.cookie(THEME_COOKIE, req.query.theme, options);
+    res.redirect(303, req.path.startsWith('/') && !req.path.startsWith('//') ? req.path : '/');
+  });
 
   router.get('/assets/app.css', routeName('/assets/app.css'), (_req, res) => { res.type('css').send(APP_CSS); });
   router.get('/assets/app.js', routeName('/assets/app.js'), (_req, res) => { res.type('js').send(APP_JS); });
   router.get('/assets/envelope.js', routeName('/assets/envelope.js'), (_req, res) => { res.type('js').send(ENVELOPE_JS); });
 
-  router.get('/', routeName('/'), (_req, res) => {
-    send(res, 200, createPage(deps.formTokens.issue('create')));
+  router.get('/', routeName('/'), (req, res) => {
+    send(res, 200, createPage(context(req, true), deps.formTokens.issue('create'), presets, {}, undefined, false, retentionDays));
   });
 
   router.post('/', routeName('/'), form, async (req, res) => {
@@ -58,17 +102,24 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     if (!(await deps.formTokens.redeem(fields.form_token, 'create'))) throw new PageForbidden();
     const values: CreateFormValues = fields;
     const sealedInBrowser = fields.client_encrypted === 'true';
+    const ctx = context(req, false);
     try {
-      const input = validateCreateNote(formToRequest(fields));
+      const request = formToRequest(fields);
+      const preset = chosenPreset(fields, presets);
+      // The API's hours are whole; a preset may be shorter than an hour, so the page sets the lifetime itself.
+      if (preset) request.expiry_time = Math.max(1, Math.ceil(preset.minutes / 60));
+      const validated = validateCreateNote(request);
+      const input = { ...validated, ...(preset ? { expiryHours: preset.minutes / 60 } : {}), lang: ctx.t.locale };
       const created = await deps.notes.create(input);
       // A QR code of a link without its key would open nothing; the browser shows that link and key itself.
       const qr = input.keyCheck ? '' : await QRCode.toString(created.url, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
-      send(res, 200, createdPage(created, qr, input.keyCheck !== null && input.keyCheck !== undefined));
+      send(res, 200, createdPage(ctx, created, qr, input.keyCheck !== null && input.keyCheck !== undefined));
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       // The envelope is never echoed back into the text box (it would be sealed again).
       const shown = sealedInBrowser ? { ...values, content: undefined } : values;
-      send(res, 400, createPage(deps.formTokens.issue('create'), shown, { parameter: err.parameter, message: err.message }, sealedInBrowser));
+      const parameter = err.parameter ?? null;
+      send(res, 400, createPage({ ...ctx, switcher: true }, deps.formTokens.issue('create'), presets, shown, { parameter, message: formErrorMessage(ctx.t, parameter) }, sealedInBrowser, retentionDays));
     }
   });
 
@@ -79,7 +130,7 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     await deps.receipts?.notePageFetched(uuid, req.get('user-agent')).catch((err: unknown) => {
       deps.logger.warn('receipt: page fetch not recorded', { requestId: res.locals.requestId, err: describe(err) });
     });
-    send(res, 200, notePage(meta, deps.formTokens.issue('reveal', uuid)));
+    send(res, 200, notePage(context(req, true), meta, deps.formTokens.issue('reveal', uuid)));
   });
 
   router.post('/:uuid', routeName('/:uuid'), form, async (req, res) => {
@@ -90,20 +141,20 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     const passcode = typeof fields.passcode === 'string' && fields.passcode !== '' ? fields.passcode : null;
     const keyCheck = typeof fields.key_check === 'string' && fields.key_check !== '' ? fields.key_check : null;
     const result = await deps.notes.reveal(uuid, passcode, keyCheck, requestAccess(req));
+    const ctx = context(req, false);
     switch (result.outcome) {
       case 'revealed':
-        send(res, 200, revealedPage(result.content, result.currentViews, result.maxViews, result.destroyed, result.clientEncrypted));
+        send(res, 200, revealedPage(ctx, result.content, result.currentViews, result.maxViews, result.destroyed, result.clientEncrypted));
         return;
       case 'key_required': {
         const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
-        send(res, 400, notePage(meta, deps.formTokens.issue('reveal', uuid), KEY_MISSING));
+        send(res, 400, notePage(ctx, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('note.keyMissing')));
         return;
       }
       case 'wrong_passcode': {
         if (result.lockedOut) throw new PageNotFound();
         const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
-        const tries = `${result.attemptsLeft} ${result.attemptsLeft === 1 ? 'try' : 'tries'}`;
-        send(res, 400, notePage(meta, deps.formTokens.issue('reveal', uuid), `Wrong passcode. Nothing was shown. ${tries} left before the note is destroyed.`));
+        send(res, 400, notePage(ctx, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('note.wrongPasscode', { tries: result.attemptsLeft })));
         return;
       }
       case 'attempts_busy': {
@@ -111,7 +162,7 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
         // neither checked nor counted.
         const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
         res.setHeader('Retry-After', '2');
-        send(res, 429, notePage(meta, deps.formTokens.issue('reveal', uuid), 'Other passcode attempts on this note are being checked right now. Nothing was shown and this try was not counted. Try again in a moment.'));
+        send(res, 429, notePage(ctx, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('reveal.attemptsBusy')));
         return;
       }
       default:
@@ -122,21 +173,23 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   // Whatever else reaches the pages (the API is mounted first and answers all of /api) is no page.
   router.use(() => { throw new PageNotFound(); });
 
-  router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) { next(err); return; }
+    const ctx = context(req, req.method === 'GET');
+    const t = ctx.t;
     // A note link whose escapes cannot be decoded (`/%ff%fe`) can name no note. The router's error
     // quotes the raw path, so it is answered here and never logged.
-    if (err instanceof PageNotFound || isUndecodablePath(err)) { send(res, 404, notFoundPage()); return; }
-    if (err instanceof PageForbidden) { send(res, 403, forbiddenPage()); return; }
+    if (err instanceof PageNotFound || isUndecodablePath(err)) { send(res, 404, notFoundPage(ctx)); return; }
+    if (err instanceof PageForbidden) { send(res, 403, forbiddenPage(ctx)); return; }
     if (err instanceof AppError && err.statusCode < 500) {
       // Body parser errors and the like: the form could not be read.
-      send(res, 400, errorPage('The form could not be read.'));
+      send(res, 400, errorPage(ctx, t.t('error.formUnreadable')));
       return;
     }
     const status = err instanceof AppError ? err.statusCode : 500;
     if (err instanceof AppError) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
     deps.logger.error('page failed', { requestId: res.locals.requestId, route: res.locals.routeName, err: describe(err) });
-    send(res, status, errorPage(status === 503 ? 'The service is briefly unavailable.' : 'The service could not complete this request.'));
+    send(res, status, errorPage(ctx, t.t(status === 503 ? 'error.unavailable' : 'error.failed')));
   });
 
   return router;
@@ -199,6 +252,7 @@ function formFields(body: unknown): Record<string, string | undefined> {
 function formToRequest(fields: Record<string, string | undefined>): Record<string, unknown> {
   const request: Record<string, unknown> = { ...fields };
   delete request.form_token;
+  delete request.expiry_preset;
   // DECISIONS 13: the page's script sends client_encrypted=true with an envelope; any other value is not the flag.
   if (fields.client_encrypted === 'true') request.client_encrypted = true;
   else delete request.client_encrypted;
@@ -210,6 +264,35 @@ function formToRequest(fields: Record<string, string | undefined>): Record<strin
   if (fields.expiry_type === 'view') delete request.expiry_time;
   if (fields.expiry_type === 'time') delete request.max_views;
   return request;
+}
+
+function chosenPreset(fields: Record<string, string | undefined>, presets: readonly ExpiryPreset[]): ExpiryPreset | undefined {
+  const value = fields.expiry_preset;
+  if (fields.expiry_type === 'view' || value === undefined || value === 'custom') return undefined;
+  const preset = presets.find((candidate) => candidate.value === value);
+  if (!preset) throw new ValidationError('INVALID_EXPIRY_TIME', 'expiry_preset is not one of the offered presets', { parameter: 'expiry_preset' });
+  return preset;
+}
+
+function isTheme(value: unknown): value is Theme {
+  return typeof value === 'string' && (THEMES as readonly string[]).includes(value);
+}
+
+function negotiated(req: Request): Locale {
+  const found = req.acceptsLanguages(...LOCALES);
+  return isLocale(found) ? found : DEFAULT_LOCALE;
+}
+
+/** Only the two names the pages set are read; values are checked against their lists by the caller. */
+function readCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at < 0) continue;
+    const name = part.slice(0, at).trim();
+    if (name === LANG_COOKIE || name === THEME_COOKIE) out[name] = part.slice(at + 1).trim();
+  }
+  return out;
 }
 
 function describe(err: unknown): unknown {

@@ -1,4 +1,5 @@
 import { type Html, html, raw } from '../http/pages/html';
+import type { PageContext } from '../http/pages/templates';
 import { layout } from '../http/pages/templates';
 import { CLIENT_CLASS_LABELS } from './client-class';
 import type { ReceiptBody, ReceiptTimelineEntry } from './receipt-service';
@@ -33,9 +34,9 @@ function expiryText(receipt: ReceiptBody): string {
 }
 
 /** The receipt page (DECISIONS 12): what happened to the note. It never shows content and counts nothing. */
-export function receiptPage(receipt: ReceiptBody, endToken: string | null, jsonPath: string, notice?: string): string {
+export function receiptPage(ctx: PageContext, receipt: ReceiptBody, endToken: string | null, jsonPath: string, notice?: string): string {
   const ended = receipt.status === 'ended';
-  return layout('Receipt', html`
+  return layout(ctx, 'Receipt', html`
 <h1>Receipt of your note</h1>
 ${notice ? html`<p class="card" role="status" id="receipt-notice">${notice}</p>` : raw('')}
 <section class="card" aria-labelledby="status-heading">
@@ -68,8 +69,8 @@ ${!ended && endToken ? html`<section class="card" aria-labelledby="end-heading">
 <p class="hint">This page never shows the note and never uses a view. Keep its link to yourself. <a href="${jsonPath}">Signed copy (JSON)</a> to keep as proof.</p>`);
 }
 
-export function receiptNotFoundPage(): string {
-  return layout('Receipt not found', html`
+export function receiptNotFoundPage(ctx: PageContext): string {
+  return layout(ctx, 'Receipt not found', html`
 <h1>This receipt does not exist</h1>
 <div class="card">
   <p>It may never have existed, or its note ended long enough ago that the receipt was deleted too.</p>

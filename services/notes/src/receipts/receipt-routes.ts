@@ -3,7 +3,8 @@ import {
   AppError, NotFoundError, ServiceUnavailableError, apiHeaders, errorHandler, isUndecodablePath, methodsOnly, pageHeaders, routeName, type Logger,
 } from '@vanish/common';
 import type { FormTokens } from '../http/form-tokens';
-import { PageForbidden, sameOriginOrThrow } from '../http/page-routes';
+import { PageForbidden, pageContextFor, sameOriginOrThrow } from '../http/page-routes';
+import { Translations } from '../http/pages/i18n';
 import { errorPage, forbiddenPage } from '../http/pages/templates';
 import { receiptNotFoundPage, receiptPage } from './receipt-pages';
 import type { ReceiptService } from './receipt-service';
@@ -23,6 +24,8 @@ export interface ReceiptRoutesDeps {
   publicBaseUrl: string;
   logger: Logger;
   isAvailable?: () => boolean;
+  /** The pages' catalogues (issue 20): the receipt page speaks the reader's language. */
+  translations?: Translations;
 }
 
 class ReceiptPageNotFound extends Error {}
@@ -51,6 +54,7 @@ export function createReceiptApiRoutes(deps: ReceiptRoutesDeps): Router {
 /** The receipt page, its "End this note now" form, and the public signing keys. */
 export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
   const router = Router();
+  const context = pageContextFor(deps.translations ?? new Translations());
   const allowedOrigin = new URL(deps.publicBaseUrl).origin;
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5, inflate: false });
   const send = (res: Response, status: number, page: string) => { res.status(status).type('html').send(page); };
@@ -67,7 +71,7 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
     const receipt = await deps.receipts.read(id);
     if (!receipt) throw new ReceiptPageNotFound();
     const token = receipt.status === 'active' ? deps.formTokens.issue('end-note', id) : null;
-    send(res, 200, receiptPage(receipt, token, `/api/receipt/${id}.php`));
+    send(res, 200, receiptPage(context(req, false), receipt, token, `/api/receipt/${id}.php`));
   });
 
   router.post('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, form, async (req, res) => {
@@ -81,15 +85,16 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
     res.redirect(303, `/r/${id}`);
   });
 
-  router.use('/r', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+  router.use('/r', (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    const ctx = context(req, false);
     if (res.headersSent) { next(err); return; }
-    if (err instanceof ReceiptPageNotFound || isUndecodablePath(err)) { send(res, 404, receiptNotFoundPage()); return; }
-    if (err instanceof PageForbidden) { send(res, 403, forbiddenPage()); return; }
-    if (err instanceof AppError && err.statusCode < 500) { send(res, 400, errorPage('The form could not be read.')); return; }
+    if (err instanceof ReceiptPageNotFound || isUndecodablePath(err)) { send(res, 404, receiptNotFoundPage(ctx)); return; }
+    if (err instanceof PageForbidden) { send(res, 403, forbiddenPage(ctx)); return; }
+    if (err instanceof AppError && err.statusCode < 500) { send(res, 400, errorPage(ctx, ctx.t.t('error.formUnreadable'))); return; }
     const status = err instanceof AppError ? err.statusCode : 500;
     if (err instanceof AppError) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
     deps.logger.error('receipt page failed', { requestId: res.locals.requestId, route: res.locals.routeName, err: err instanceof Error ? err.message : String(err) });
-    send(res, status, errorPage(status === 503 ? 'The service is briefly unavailable.' : 'The service could not complete this request.'));
+    send(res, status, errorPage(ctx, ctx.t.t(status === 503 ? 'error.unavailable' : 'error.failed')));
   });
   return router;
 }

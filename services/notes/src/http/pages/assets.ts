@@ -8,24 +8,37 @@ import { readFileSync } from 'node:fs';
  * the same bytes the CLI runs (DECISIONS 13).
  */
 export const APP_CSS = `
-:root { color-scheme: light dark; --fg: #1a1a1a; --bg: #fafafa; --muted: #555; --accent: #0b5cad; --danger: #a4161a; --card: #fff; --border: #c8c8c8; }
-@media (prefers-color-scheme: dark) { :root { --fg: #eee; --bg: #121212; --muted: #b5b5b5; --accent: #7db7ff; --danger: #ff8a8a; --card: #1d1d1d; --border: #444; } }
+:root { color-scheme: light; --fg: #1a1a1a; --bg: #fafafa; --muted: #555; --accent: #0b5cad; --on-accent: #fff; --danger: #a4161a; --card: #fff; --border: #767676; --focus: #0b5cad; }
+:root[data-theme="dark"] { color-scheme: dark; --fg: #eee; --bg: #121212; --muted: #b5b5b5; --accent: #7db7ff; --on-accent: #121212; --danger: #ff8a8a; --card: #1d1d1d; --border: #8a8a8a; --focus: #7db7ff; }
+@media (prefers-color-scheme: dark) { :root:not([data-theme="light"]) { color-scheme: dark; --fg: #eee; --bg: #121212; --muted: #b5b5b5; --accent: #7db7ff; --on-accent: #121212; --danger: #ff8a8a; --card: #1d1d1d; --border: #8a8a8a; --focus: #7db7ff; } }
 * { box-sizing: border-box; }
-body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
-header, main, footer { max-width: 42rem; margin: 0 auto; padding: 1rem; }
-header a { color: var(--fg); text-decoration: none; font-weight: 700; font-size: 1.25rem; }
-h1 { font-size: 1.5rem; margin: .5rem 0 1rem; }
-.card { background: var(--card); border: 1px solid var(--border); border-radius: .5rem; padding: 1rem; margin-bottom: 1rem; }
-label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
-.hint { color: var(--muted); font-size: .875rem; margin: .25rem 0 0; }
-textarea, input, select { width: 100%; font: inherit; padding: .5rem; border: 1px solid var(--border); border-radius: .25rem; background: var(--bg); color: var(--fg); }
-textarea { min-height: 10rem; resize: vertical; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans Arabic", "Noto Sans CJK JP", sans-serif; color: var(--fg); background: var(--bg); overflow-wrap: anywhere; }
+header, main, footer { max-inline-size: 42rem; margin-inline: auto; padding: 1rem; }
+header { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: .5rem 1rem; }
+header .brand { color: var(--fg); text-decoration: none; font-weight: 700; font-size: 1.25rem; }
+a { color: var(--accent); }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.skip { position: absolute; inset-inline-start: -100vw; }
+.skip:focus { position: static; display: block; padding: .5rem 1rem; }
+.settings { display: flex; flex-wrap: wrap; align-items: end; gap: .25rem .5rem; font-size: .875rem; }
+.settings label { margin: 0; font-weight: 600; }
+.settings select { inline-size: auto; padding: .25rem; }
+.settings span { display: flex; flex-direction: column; }
+.settings button { margin-block-start: 0; padding: .25rem .75rem; min-block-size: 2rem; }
+h1 { font-size: 1.5rem; margin-block: .5rem 1rem; }
+.card { background: var(--card); border: 1px solid var(--border); border-radius: .5rem; padding: 1rem; margin-block-end: 1rem; }
+label { display: block; font-weight: 600; margin-block: .75rem .25rem; }
+.hint { color: var(--muted); font-size: .875rem; margin-block: .25rem 0; }
+textarea, input, select { inline-size: 100%; font: inherit; padding: .5rem; border: 1px solid var(--border); border-radius: .25rem; background: var(--bg); color: var(--fg); }
+textarea { min-block-size: 10rem; resize: vertical; }
 .row { display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: 0 1rem; }
-button { font: inherit; font-weight: 600; padding: .6rem 1.2rem; margin-top: 1rem; border: 0; border-radius: .25rem; background: var(--accent); color: #fff; cursor: pointer; min-height: 44px; }
+button { font: inherit; font-weight: 600; padding: .6rem 1.2rem; margin-block-start: 1rem; border: 0; border-radius: .25rem; background: var(--accent); color: var(--on-accent); cursor: pointer; min-block-size: 44px; }
 button.secondary { background: transparent; color: var(--accent); border: 1px solid var(--accent); }
+button:disabled { cursor: not-allowed; opacity: .75; }
 .error { color: var(--danger); font-weight: 600; }
-.link { word-break: break-all; font-family: ui-monospace, monospace; }
+.link { word-break: break-all; font-family: ui-monospace, monospace; text-align: start; }
 pre.content { white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, monospace; background: var(--bg); border: 1px solid var(--border); padding: .75rem; border-radius: .25rem; }
+.qr { margin-inline: 0; }
 .qr svg { width: 12rem; height: 12rem; background: #fff; padding: .5rem; }
 footer { color: var(--muted); font-size: .875rem; }
 [hidden] { display: none !important; }
@@ -48,19 +61,27 @@ export const APP_JS = `
       if (!target || !navigator.clipboard) return;
       navigator.clipboard.writeText(target.textContent).then(function () {
         var label = button.textContent;
-        button.textContent = 'Copied';
+        button.textContent = button.getAttribute('data-copied') || label;
         setTimeout(function () { button.textContent = label; }, 1500);
       });
     });
   });
+  // The switcher's GET keeps the link's #key (a redirect carries the fragment along).
+  document.querySelectorAll('form[data-settings]').forEach(function (form) {
+    form.addEventListener('submit', function () { form.action = location.pathname + location.hash; });
+  });
   var expiry = document.getElementById('expiry_type');
   if (expiry) {
+    var preset = document.getElementById('expiry_preset');
     var sync = function () {
       var type = expiry.value;
-      document.getElementById('expiry-time-field').hidden = type === 'view';
+      var custom = !preset || preset.value === 'custom';
+      if (preset) document.getElementById('expiry-preset-field').hidden = type === 'view';
+      document.getElementById('expiry-time-field').hidden = type === 'view' || !custom;
       document.getElementById('max-views-field').hidden = type === 'time';
     };
     expiry.addEventListener('change', sync);
+    if (preset) preset.addEventListener('change', sync);
     sync();
   }
 
@@ -116,7 +137,7 @@ export const APP_JS = `
       if (sealing) return;
       var text = textBox.value;
       if (Array.from(text).length > 10000) {
-        textBox.setCustomValidity('The note is longer than 10,000 characters.');
+        textBox.setCustomValidity(createForm.getAttribute('data-too-long'));
         textBox.reportValidity();
         textBox.setCustomValidity('');
         return;
@@ -164,9 +185,10 @@ export const APP_JS = `
       sealedText.setAttribute('data-opened', opened ? 'yes' : 'no');
     };
     var openKey = fragmentKey();
-    if (!openKey) shown('This note was encrypted in the writer’s browser, and this page has no key to open it: open the complete link, with the part after #.', false);
+    // The messages come translated from the page (issue 20), never from this script.
+    if (!openKey) shown(sealedText.getAttribute('data-no-key'), false);
     else envelope.open(sealedText.getAttribute('data-envelope'), openKey).then(function (text) { shown(text, true); }, function () {
-      shown('The key in this link does not open this note.', false);
+      shown(sealedText.getAttribute('data-wrong-key'), false);
     });
   }
 })();

@@ -1,11 +1,50 @@
-import { formatTimestamp } from '@vanish/common';
 import type { CreatedNote, NoteMetadata } from '../../domain/notes';
 import { ASSET_INTEGRITY } from './assets';
+import type { ExpiryPreset } from './expiry-presets';
 import { type Html, html, raw } from './html';
+import type { Locale, Translator } from './i18n';
 
-export function layout(title: string, body: Html): string {
+export const THEMES = ['system', 'light', 'dark'] as const;
+export type Theme = (typeof THEMES)[number];
+
+/** What every page needs besides its own data: the reader's language and theme (issue 20). */
+export interface PageContext {
+  t: Translator;
+  theme: Theme;
+  languages: ReadonlyArray<{ locale: Locale; name: string }>;
+  /**
+   * The language and theme switcher (a GET form to the page itself) is offered on pages that a GET
+   * shows again; after a POST (created, revealed) it would navigate away from what was shown.
+   */
+  switcher: boolean;
+}
+
+/** The bounds the API enforces, said on the page (the validator is the authority). */
+const CONTENT_MAX = 10_000;
+const VIEWS_MIN = 1;
+const VIEWS_MAX = 100;
+const HOURS_MIN = 1;
+const HOURS_MAX = 8760;
+const PASSCODE_MAX = 128;
+
+function switcher(ctx: PageContext): Html {
+  if (!ctx.switcher) return raw('');
+  const { t } = ctx;
+  return html`<form method="get" class="settings" aria-label="${t.t('settings.label')}" data-settings>
+  <span><label for="settings-lang">${t.t('settings.language')}</label>
+  <select id="settings-lang" name="lang">${ctx.languages.map(({ locale, name }) =>
+    html`<option value="${locale}" lang="${locale}"${raw(locale === t.locale ? ' selected' : '')}>${name}</option>`)}</select></span>
+  <span><label for="settings-theme">${t.t('settings.theme')}</label>
+  <select id="settings-theme" name="theme">${THEMES.map((theme) =>
+    html`<option value="${theme}"${raw(theme === ctx.theme ? ' selected' : '')}>${t.t(`settings.theme.${theme}`)}</option>`)}</select></span>
+  <button type="submit" class="secondary">${t.t('settings.apply')}</button>
+</form>`;
+}
+
+export function layout(ctx: PageContext, title: string, body: Html): string {
+  const { t } = ctx;
   return html`<!doctype html>
-<html lang="en">
+<html lang="${t.locale}" dir="${t.dir}"${raw(ctx.theme === 'system' ? '' : ` data-theme="${ctx.theme}"`)}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -15,11 +54,12 @@ export function layout(title: string, body: Html): string {
 <link rel="stylesheet" href="/assets/app.css" integrity="${ASSET_INTEGRITY.css}">
 </head>
 <body>
-<header><a href="/">vanish</a></header>
-<main>
+<a class="skip" href="#main">${t.t('layout.skip')}</a>
+<header><a href="/" class="brand">vanish</a>${switcher(ctx)}</header>
+<main id="main">
 ${body}
 </main>
-<footer><p>Notes are encrypted with a key that only the link holds, and destroyed when they expire.</p></footer>
+<footer><p>${t.t('layout.footer')}</p></footer>
 <script src="/assets/envelope.js" integrity="${ASSET_INTEGRITY.envelope}" defer></script>
 <script src="/assets/app.js" integrity="${ASSET_INTEGRITY.app}" defer></script>
 </body>
@@ -30,6 +70,7 @@ ${body}
 export interface CreateFormValues {
   content?: string;
   expiry_type?: string;
+  expiry_preset?: string;
   expiry_time?: string;
   max_views?: string;
   notification_email?: string;
@@ -40,6 +81,23 @@ export interface CreateFormValues {
 export interface FormError {
   parameter: string | null;
   message: string;
+}
+
+const FIELD_PARAMETERS = ['content', 'expiry_type', 'expiry_preset', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url'];
+
+/** A refused form, said in the reader's language; the validator's English is for the API. */
+export function formErrorMessage(t: Translator, parameter: string | null): string {
+  switch (parameter) {
+    case 'content': return t.t('create.error.content', { max: CONTENT_MAX });
+    case 'expiry_type': return t.t('create.error.expiry_type');
+    case 'expiry_preset': return t.t('create.error.expiry_preset');
+    case 'expiry_time': return t.t('create.error.expiry_time', { min: HOURS_MIN, max: HOURS_MAX });
+    case 'max_views': return t.t('create.error.max_views', { min: VIEWS_MIN, max: VIEWS_MAX });
+    case 'passcode': return t.t('create.error.passcode', { max: PASSCODE_MAX });
+    case 'notification_email':
+    case 'send_link_email': return t.t('create.error.email');
+    default: return t.t('create.error.other');
+  }
 }
 
 function selected(current: string | undefined, value: string, fallback: string): Html {
@@ -55,113 +113,140 @@ function described(error: FormError | undefined, parameter: string, hint: string
   return raw(` aria-describedby="${ids}"${error && error.parameter === parameter ? ' aria-invalid="true"' : ''}`);
 }
 
+/** The preset selected when the form is new: a day when offered, else the first. */
+export function defaultPreset(presets: readonly ExpiryPreset[]): string {
+  return presets.find((preset) => preset.value === '1d')?.value ?? presets[0]?.value ?? 'custom';
+}
+
+function presetField(ctx: PageContext, presets: readonly ExpiryPreset[], values: CreateFormValues, error: FormError | undefined): Html {
+  if (presets.length === 0) return raw('');
+  const { t } = ctx;
+  const current = values.expiry_preset ?? defaultPreset(presets);
+  return html`<div id="expiry-preset-field">
+      <label for="expiry_preset">${t.t('create.preset')}</label>
+      <select id="expiry_preset" name="expiry_preset"${described(error, 'expiry_preset', 'expiry-preset-hint')}>
+        ${presets.map((preset) => html`<option value="${preset.value}"${raw(current === preset.value ? ' selected' : '')}>${t.duration(preset.count, preset.unit)}</option>`)}
+        <option value="custom"${raw(current === 'custom' ? ' selected' : '')}>${t.t('create.preset.custom')}</option>
+      </select>
+      <p class="hint" id="expiry-preset-hint">${t.t('create.presetHint')}</p>
+      ${errorFor(error, 'expiry_preset')}
+    </div>`;
+}
+
 /**
  * `sealedInBrowser`: the refused request carried an envelope (DECISIONS 13), so its text is not ours to show
  * again; the browser still has it one step back.
  */
-export function createPage(token: string, values: CreateFormValues = {}, error?: FormError, sealedInBrowser = false): string {
-  const general = error && !['content', 'expiry_type', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url'].includes(error.parameter ?? '')
+export function createPage(ctx: PageContext, token: string, presets: readonly ExpiryPreset[] = [], values: CreateFormValues = {}, error?: FormError, sealedInBrowser = false, retentionDays = 30): string {
+  const { t } = ctx;
+  const general = error && !FIELD_PARAMETERS.includes(error.parameter ?? '')
     ? html`<p class="error" role="alert">${error.message}</p>` : raw('');
-  return layout('New note', html`
-<h1>Write a note that destroys itself</h1>
-${error ? html`<p class="error" role="alert">The note was not created: ${error.message}${sealedInBrowser ? ' Your text was encrypted in this browser and never sent: go back to edit it.' : ''}</p>` : raw('')}
+  return layout(ctx, t.t('create.title'), html`
+<h1>${t.t('create.heading')}</h1>
+${error ? html`<p class="error" role="alert">${t.t('create.notCreated', { reason: error.message })}${sealedInBrowser ? ` ${t.t('create.sealedNotSent')}` : ''}</p>` : raw('')}
 ${general}
-<form method="post" action="/" class="card" novalidate data-create>
+<form method="post" action="/" class="card" novalidate data-create data-too-long="${t.t('create.tooLong', { max: CONTENT_MAX })}">
   <input type="hidden" name="form_token" value="${token}">
-  <label for="content">Note</label>
-  <textarea id="content" name="content" maxlength="10000" required${described(error, 'content', 'content-hint')}>${values.content ?? ''}</textarea>
-  <p class="hint" id="content-hint">Up to 10,000 characters. Shown as plain text, once per allowed view.</p>
+  <label for="content">${t.t('create.content')}</label>
+  <textarea id="content" name="content" maxlength="${CONTENT_MAX}" required${described(error, 'content', 'content-hint')}>${values.content ?? ''}</textarea>
+  <p class="hint" id="content-hint">${t.t('create.contentHint', { max: CONTENT_MAX })}</p>
   ${errorFor(error, 'content')}
-  <label for="expiry_type">Destroy it</label>
+  <label for="expiry_type">${t.t('create.expiryType')}</label>
   <select id="expiry_type" name="expiry_type"${described(error, 'expiry_type', 'expiry-hint')}>
-    <option value="view"${selected(values.expiry_type, 'view', 'view')}>after it has been read (a number of views)</option>
-    <option value="time"${selected(values.expiry_type, 'time', 'view')}>after a time</option>
-    <option value="both"${selected(values.expiry_type, 'both', 'view')}>after a number of views or a time, whichever comes first</option>
+    <option value="view"${selected(values.expiry_type, 'view', 'view')}>${t.t('create.expiryType.view')}</option>
+    <option value="time"${selected(values.expiry_type, 'time', 'view')}>${t.t('create.expiryType.time')}</option>
+    <option value="both"${selected(values.expiry_type, 'both', 'view')}>${t.t('create.expiryType.both')}</option>
   </select>
-  <p class="hint" id="expiry-hint">An unread note that only expires by views is deleted after 30 days.</p>
+  <p class="hint" id="expiry-hint">${t.t('create.expiryTypeHint', { days: retentionDays })}</p>
   ${errorFor(error, 'expiry_type')}
   <div class="row">
     <div id="max-views-field">
-      <label for="max_views">Views allowed</label>
-      <input id="max_views" name="max_views" type="number" inputmode="numeric" min="1" max="100" value="${values.max_views ?? '1'}"${described(error, 'max_views', 'max-views-hint')}>
-      <p class="hint" id="max-views-hint">1 to 100.</p>
+      <label for="max_views">${t.t('create.maxViews')}</label>
+      <input id="max_views" name="max_views" type="number" inputmode="numeric" min="${VIEWS_MIN}" max="${VIEWS_MAX}" value="${values.max_views ?? '1'}"${described(error, 'max_views', 'max-views-hint')}>
+      <p class="hint" id="max-views-hint">${t.t('create.maxViewsHint', { min: VIEWS_MIN, max: VIEWS_MAX })}</p>
       ${errorFor(error, 'max_views')}
     </div>
+    ${presetField(ctx, presets, values, error)}
     <div id="expiry-time-field">
-      <label for="expiry_time">Hours until it expires</label>
-      <input id="expiry_time" name="expiry_time" type="number" inputmode="numeric" min="1" max="8760" value="${values.expiry_time ?? '24'}"${described(error, 'expiry_time', 'expiry-time-hint')}>
-      <p class="hint" id="expiry-time-hint">1 to 8,760 (one year). Used when it expires by time.</p>
+      <label for="expiry_time">${t.t('create.expiryTime')}</label>
+      <input id="expiry_time" name="expiry_time" type="number" inputmode="numeric" min="${HOURS_MIN}" max="${HOURS_MAX}" value="${values.expiry_time ?? '24'}"${described(error, 'expiry_time', 'expiry-time-hint')}>
+      <p class="hint" id="expiry-time-hint">${t.t(presets.length > 0 ? 'create.expiryTimePresetHint' : 'create.expiryTimeHint', { min: HOURS_MIN, max: HOURS_MAX })}</p>
       ${errorFor(error, 'expiry_time')}
     </div>
   </div>
-  <label for="passcode">Passcode (optional)</label>
-  <input id="passcode" name="passcode" type="password" autocomplete="new-password" maxlength="128"${described(error, 'passcode', 'passcode-hint')}>
-  <p class="hint" id="passcode-hint">The reader must type it too. Five wrong tries destroy the note.</p>
+  <label for="passcode">${t.t('create.passcode')}</label>
+  <input id="passcode" name="passcode" type="password" autocomplete="new-password" maxlength="${PASSCODE_MAX}"${described(error, 'passcode', 'passcode-hint')}>
+  <p class="hint" id="passcode-hint">${t.t('create.passcodeHint')}</p>
   ${errorFor(error, 'passcode')}
-  <label for="notification_email">E-mail me when it is read (optional)</label>
-  <input id="notification_email" name="notification_email" type="email" autocomplete="email" maxlength="254" value="${values.notification_email ?? ''}"${described(error, 'notification_email', 'notification-hint')}>
-  <p class="hint" id="notification-hint">The e-mail says when the note was read; never what it says.</p>
+  <label for="notification_email">${t.t('create.notify')}</label>
+  <input id="notification_email" name="notification_email" type="email" autocomplete="email" maxlength="254" dir="ltr" value="${values.notification_email ?? ''}"${described(error, 'notification_email', 'notification-hint')}>
+  <p class="hint" id="notification-hint">${t.t('create.notifyHint')}</p>
   ${errorFor(error, 'notification_email')}
-  <label for="send_link_email">Send the link to (optional)</label>
-  <input id="send_link_email" name="send_link_email" type="email" maxlength="254" value="${values.send_link_email ?? ''}"${described(error, 'send_link_email', 'send-link-hint')}>
-  <p class="hint" id="send-link-hint">We e-mail the link to this address right away.</p>
+  <label for="send_link_email">${t.t('create.sendLink')}</label>
+  <input id="send_link_email" name="send_link_email" type="email" maxlength="254" dir="ltr" value="${values.send_link_email ?? ''}"${described(error, 'send_link_email', 'send-link-hint')}>
+  <p class="hint" id="send-link-hint">${t.t('create.sendLinkHint')}</p>
   ${errorFor(error, 'send_link_email')}
   <label for="webhook_url">Webhook URL (optional)</label>
   <input id="webhook_url" name="webhook_url" type="url" maxlength="2048" value="${values.webhook_url ?? ''}"${described(error, 'webhook_url', 'webhook-hint')}>
   <p class="hint" id="webhook-hint">We POST a signed event there when the note is read, a passcode is wrong, or the note ends.</p>
   ${errorFor(error, 'webhook_url')}
-  <p class="hint" id="sealing-hint" hidden>Your browser encrypts the note before sending it: we never see the text or its key.</p>
-  <button type="submit">Create note</button>
+  <p class="hint" id="sealing-hint" hidden>${t.t('create.sealingHint')}</p>
+  <button type="submit">${t.t('create.submit')}</button>
 </form>`);
 }
 
-export function destructionSummary(note: { expiryType: string; maxViews: number; currentViews?: number; expiresAt: Date }): string {
-  const left = note.maxViews - (note.currentViews ?? 0);
-  const views = `${left} more ${left === 1 ? 'view' : 'views'}`;
-  const when = `${formatTimestamp(note.expiresAt)} UTC`;
+export function destructionSummary(t: Translator, note: { expiryType: string; maxViews: number; currentViews?: number; expiresAt: Date }): string {
+  const views = note.maxViews - (note.currentViews ?? 0);
+  const when = t.dateUtc(note.expiresAt);
   switch (note.expiryType) {
     case 'time':
-      return `It will be destroyed at ${when}.`;
+      return t.t('summary.time', { when });
     case 'both':
-      return `It will be destroyed after ${views} or at ${when}, whichever comes first.`;
+      return t.t('summary.both', { views, when });
     default:
-      return `It will be destroyed after ${views}. Unread, it is deleted at ${when}.`;
+      return t.t('summary.view', { views, when });
   }
 }
 
-/** DECISIONS 13: the created page of a note sealed in the browser; the page's script adds the key it kept. */
-function createdInBrowserPage(note: CreatedNote): string {
-  return layout('Note created', html`
-<h1>Your note is ready</h1>
-<section class="card" aria-labelledby="link-heading" data-sealed-link="${note.url}">
-  <h2 id="link-heading">Share this link</h2>
-  <p class="link" id="note-link">${note.url}</p>
-  <button type="button" class="secondary" data-copy-target="note-link" hidden>Copy link</button>
-  <p>${destructionSummary(note)}${note.hasPasscode ? ' The reader also needs the passcode; send it another way.' : ''}</p>
-  <p>Your browser encrypted this note: we never had its text or its key. The key is the part of the link after #.</p>
-  <h3>The key on its own</h3>
-  <p class="hint">To be safer still, send the link without the key, and the key through another channel.</p>
-  <p class="link" id="note-key">(shown by your browser)</p>
-  <button type="button" class="secondary" data-copy-target="note-key" hidden>Copy key</button>
-  <p class="error" id="key-gone" hidden>This page was opened again: the key was shown once and is not kept anywhere, so the link above cannot open the note.</p>
-  <p class="hint">This link is the only key to the note. We cannot show it to you again.</p>
-</section>
-${note.receiptUrl ? receiptSection(note.receiptUrl) : raw('')}
-<p><a href="/">Write another note</a></p>`);
+function copyButton(t: Translator, target: string, labelKey: string): Html {
+  return html`<button type="button" class="secondary" data-copy-target="${target}" data-copied="${t.t('created.copied')}" hidden>${t.t(labelKey)}</button>`;
 }
 
-export function createdPage(note: CreatedNote, qrSvg: string, clientEncrypted = false): string {
-  if (clientEncrypted) return createdInBrowserPage(note);
-  return layout('Note created', html`
-<h1>Your note is ready</h1>
+/** DECISIONS 13: the created page of a note sealed in the browser; the page's script adds the key it kept. */
+function createdInBrowserPage(ctx: PageContext, note: CreatedNote): string {
+  const { t } = ctx;
+  return layout(ctx, t.t('created.title'), html`
+<h1>${t.t('created.heading')}</h1>
+<section class="card" aria-labelledby="link-heading" data-sealed-link="${note.url}">
+  <h2 id="link-heading">${t.t('created.share')}</h2>
+  <p class="link" id="note-link" dir="ltr">${note.url}</p>
+  ${copyButton(t, 'note-link', 'created.copyLink')}
+  <p>${destructionSummary(t, note)}${note.hasPasscode ? ` ${t.t('created.passcodeToo')}` : ''}</p>
+  <p>${t.t('created.browserEncrypted')}</p>
+  <h3>${t.t('created.keyHeading')}</h3>
+  <p class="hint">${t.t('created.keyHint')}</p>
+  <p class="link" id="note-key" dir="ltr">${t.t('created.keyPlaceholder')}</p>
+  ${copyButton(t, 'note-key', 'created.copyKey')}
+  <p class="error" id="key-gone" hidden>${t.t('created.keyGone')}</p>
+  <p class="hint">${t.t('created.onlyKey')}</p>
+</section>
+${note.receiptUrl ? receiptSection(note.receiptUrl) : raw('')}
+<p><a href="/">${t.t('created.another')}</a></p>`);
+}
+
+export function createdPage(ctx: PageContext, note: CreatedNote, qrSvg: string, clientEncrypted = false): string {
+  if (clientEncrypted) return createdInBrowserPage(ctx, note);
+  const { t } = ctx;
+  return layout(ctx, t.t('created.title'), html`
+<h1>${t.t('created.heading')}</h1>
 <section class="card" aria-labelledby="link-heading">
-  <h2 id="link-heading">Share this link</h2>
-  <p class="link" id="note-link">${note.url}</p>
-  <button type="button" class="secondary" data-copy-target="note-link" hidden>Copy link</button>
-  <p>${destructionSummary(note)}${note.hasPasscode ? ' The reader also needs the passcode; send it another way.' : ''}</p>
-  <p class="hint">This link is the only key to the note. We cannot show it to you again.</p>
-  <p class="hint">This note was encrypted by the server: it had the text while sealing it, and has it again while it is shown. Notes written with JavaScript on (over HTTPS or on localhost) are encrypted in your browser instead.</p>
-  <figure class="qr">${raw(qrSvg)}<figcaption class="hint">QR code of the link</figcaption></figure>
+  <h2 id="link-heading">${t.t('created.share')}</h2>
+  <p class="link" id="note-link" dir="ltr">${note.url}</p>
+  ${copyButton(t, 'note-link', 'created.copyLink')}
+  <p>${destructionSummary(t, note)}${note.hasPasscode ? ` ${t.t('created.passcodeToo')}` : ''}</p>
+  <p class="hint">${t.t('created.onlyKey')}</p>
+  <p class="hint">${t.t('created.serverEncrypted')}</p>
+  <figure class="qr">${raw(qrSvg)}<figcaption class="hint">${t.t('created.qr')}</figcaption></figure>
 </section>
 ${note.receiptUrl ? receiptSection(note.receiptUrl) : raw('')}
 ${note.webhookSecret ? html`<section class="card" aria-labelledby="webhook-heading">
@@ -169,68 +254,69 @@ ${note.webhookSecret ? html`<section class="card" aria-labelledby="webhook-headi
   <p>Note reference: <code id="note-ref">${note.noteRef ?? ''}</code></p>
   <p>Signing secret (shown once): <code id="webhook-secret">${note.webhookSecret}</code></p>
 </section>` : raw('')}
-<p><a href="/">Write another note</a></p>`);
+<p><a href="/">${t.t('created.another')}</a></p>`);
 }
 
-export function notePage(meta: NoteMetadata, token: string, error?: string): string {
-  return layout('A note is waiting', html`
-<h1>Someone sent you a note</h1>
+export function notePage(ctx: PageContext, meta: NoteMetadata, token: string, error?: string): string {
+  const { t } = ctx;
+  return layout(ctx, t.t('note.title'), html`
+<h1>${t.t('note.heading')}</h1>
 <div class="card">
-  <p>${destructionSummary(meta)}</p>
-  <p>Opening it counts as a view. Make sure nobody is looking over your shoulder.</p>
+  <p>${destructionSummary(t, meta)}</p>
+  <p>${t.t('note.countsAsView')}</p>
   ${error ? html`<p class="error" role="alert" id="reveal-error">${error}</p>` : raw('')}
-  ${meta.clientEncrypted ? html`<p class="error" role="alert" id="key-missing" hidden>${KEY_MISSING}</p>
-  <noscript><p class="error">${NEEDS_SCRIPT}</p></noscript>` : raw('')}
+  ${meta.clientEncrypted ? html`<p class="error" role="alert" id="key-missing" hidden>${t.t('note.keyMissing')}</p>
+  <noscript><p class="error">${t.t('note.needsScript')}</p></noscript>` : raw('')}
   <form method="post"${raw(meta.clientEncrypted ? ' data-client-encrypted' : '')}>
     <input type="hidden" name="form_token" value="${token}">
     ${meta.clientEncrypted ? html`<input type="hidden" name="key_check" value="">` : raw('')}
-    ${meta.hasPasscode ? html`<label for="passcode">Passcode</label>
-    <input id="passcode" name="passcode" type="password" autocomplete="off" required maxlength="128"${raw(error ? ' aria-describedby="reveal-error" aria-invalid="true"' : '')}>` : raw('')}
-    <button type="submit">Show the note</button>
+    ${meta.hasPasscode ? html`<label for="passcode">${t.t('note.passcode')}</label>
+    <input id="passcode" name="passcode" type="password" autocomplete="off" required maxlength="${PASSCODE_MAX}"${raw(error ? ' aria-describedby="reveal-error" aria-invalid="true"' : '')}>` : raw('')}
+    <button type="submit">${t.t('note.show')}</button>
   </form>
 </div>`);
 }
 
-/** DECISIONS 13: what the note page says when its link lacks the key the note was sealed with. */
-export const KEY_MISSING = 'This link is incomplete: the note was encrypted in the writer\'s browser, and its key is the part of the link after #. Ask the sender for the complete link. Nothing was shown and no view was counted.';
-export const NEEDS_SCRIPT = 'This note was encrypted in the writer\'s browser and opens only with JavaScript, which is off here. Nothing is counted until you press the button with JavaScript on.';
-
 /** `clientEncrypted`: content is the writer's envelope, which the page opens with the link's key. */
-export function revealedPage(content: string, currentViews: number, maxViews: number, destroyed: boolean, clientEncrypted = false): string {
+export function revealedPage(ctx: PageContext, content: string, currentViews: number, maxViews: number, destroyed: boolean, clientEncrypted = false): string {
+  const { t } = ctx;
   const left = maxViews - currentViews;
-  return layout('Your note', html`
-<h1>Your note</h1>
+  return layout(ctx, t.t('revealed.title'), html`
+<h1>${t.t('revealed.heading')}</h1>
 <div class="card">
   ${clientEncrypted
-    ? html`<pre class="content" id="note-content" data-envelope="${content}">Opening the note in your browser…</pre>`
-    : html`<pre class="content" id="note-content">${content}</pre>`}
-  <button type="button" class="secondary" data-copy-target="note-content" hidden>Copy text</button>
-  <p>${destroyed ? 'This note has now been destroyed. Reloading this page will not show it again.' : `It can be shown ${left} more ${left === 1 ? 'time' : 'times'}; this view has been counted.`}</p>
+    ? html`<pre class="content" id="note-content" dir="auto" data-envelope="${content}" data-no-key="${t.t('revealed.noKey')}" data-wrong-key="${t.t('revealed.wrongKey')}">${t.t('revealed.opening')}</pre>`
+    : html`<pre class="content" id="note-content" dir="auto">${content}</pre>`}
+  ${copyButton(t, 'note-content', 'revealed.copyText')}
+  <p>${destroyed ? t.t('revealed.destroyed') : t.t('revealed.left', { left })}</p>
 </div>`);
 }
 
-export function notFoundPage(): string {
-  return layout('Note not found', html`
-<h1>This note does not exist</h1>
+export function notFoundPage(ctx: PageContext): string {
+  const { t } = ctx;
+  return layout(ctx, t.t('notFound.title'), html`
+<h1>${t.t('notFound.heading')}</h1>
 <div class="card">
-  <p>It may never have existed, it may have been read already, or it may have expired. Notes cannot be recovered.</p>
-  <p><a href="/">Write a new note</a></p>
+  <p>${t.t('notFound.body')}</p>
+  <p><a href="/">${t.t('notFound.newNote')}</a></p>
 </div>`);
 }
 
-export function forbiddenPage(): string {
-  return layout('Request refused', html`
-<h1>That request was refused</h1>
+export function forbiddenPage(ctx: PageContext): string {
+  const { t } = ctx;
+  return layout(ctx, t.t('forbidden.title'), html`
+<h1>${t.t('forbidden.heading')}</h1>
 <div class="card">
-  <p>The form was sent from another site, was sent twice, or is too old. Nothing was shown and no view was counted.</p>
-  <p>Open the link again and use the button on the page.</p>
+  <p>${t.t('forbidden.body')}</p>
+  <p>${t.t('forbidden.again')}</p>
 </div>`);
 }
 
-export function errorPage(message: string): string {
-  return layout('Something went wrong', html`
-<h1>Something went wrong</h1>
-<div class="card"><p>${message}</p><p>No view was counted. Please try again in a moment.</p></div>`);
+export function errorPage(ctx: PageContext, message: string): string {
+  const { t } = ctx;
+  return layout(ctx, t.t('error.title'), html`
+<h1>${t.t('error.title')}</h1>
+<div class="card"><p>${message}</p><p>${t.t('error.retry')}</p></div>`);
 }
 
 /** DECISIONS 12: the creator's receipt link, beside the note's link, shown once. */
