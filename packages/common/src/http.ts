@@ -22,6 +22,8 @@ export const PERMISSIONS_POLICY = [
 /**
  * DECISIONS 8: on every answer. COOP and CORP keep other origins' windows and no-cors requests
  * away from our pages and answers (CORS requests, which CORS_ORIGINS governs, are not affected).
+ * `X-XSS-Protection: 0` switches off the XSS auditor of old browsers, whose blocking could itself be
+ * used to leak what a page holds (OWASP secure headers guidance); the pages' CSP is the protection.
  */
 export function baseSecurityHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
@@ -29,6 +31,7 @@ export function baseSecurityHeaders(res: Response): void {
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
   res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+  res.setHeader('X-XSS-Protection', '0');
   res.setHeader('Permissions-Policy', PERMISSIONS_POLICY);
 }
 
