@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TlsOptions } from 'node:tls';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { AppError, MethodNotAllowedError, NotFoundError, ValidationError, toAppError } from './errors';
@@ -249,7 +250,8 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-export interface TlsFiles {
+/** A certificate pair, and the protocol options a TLS listener may narrow (the gateway's TLS_PROFILE). */
+export interface TlsFiles extends Pick<TlsOptions, 'minVersion' | 'maxVersion' | 'ciphers' | 'honorCipherOrder' | 'ecdhCurve'> {
   cert: Buffer | string;
   key: Buffer | string;
 }
@@ -264,7 +266,7 @@ type Handler = express.Express | ((req: never, res: never) => void);
 export function listen(handler: Handler, port: number, host = '0.0.0.0', tls?: TlsFiles): Promise<Listening> {
   const options = serverOptionsFor(handler);
   const listener = handler as Parameters<typeof createServer>[1];
-  const srv: Server = tls ? createTlsServer({ ...options, cert: tls.cert, key: tls.key }, listener) : createServer(options, listener);
+  const srv: Server = tls ? createTlsServer({ ...options, ...tls }, listener) : createServer(options, listener);
   srv.headersTimeout = 10_000;
   srv.requestTimeout = 30_000;
   srv.keepAliveTimeout = 5_000;
