@@ -6,6 +6,7 @@
 // three kinds are requested interleaved (the kind going first rotates) by one sequential
 // client, SAMPLES each, and the medians are compared. A gap over 5% would be a bug.
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import mysql from 'mysql2/promise';
 import { KeyRing, publicRingOf, silentLogger } from '@vanish/common';
 import { createNotesService, loadNotesConfig } from '@vanish/notes';
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   const config = loadNotesConfig({
     PORT: String(port), ADMIN_PORT: '0', DATABASE_URL: `${MARIADB}/${database}`, LOG_LEVEL: 'silent',
     MASTER_KEYS: `k1:${randomKey()}`, LOOKUP_KEY: randomKey(), MAIL_PUBLIC_KEYS: publicRingOf(KeyRing.generate('m1')).serialize(),
-    SWEEP_INTERVAL_MS: String(24 * 3600 * 1000), DATA_DIR: '/tmp',
+    SWEEP_INTERVAL_MS: String(24 * 3600 * 1000), DATA_DIR: tmpdir(),
   });
   const service = await createNotesService(config, { logger: silentLogger });
   try {

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
-import { cpus, freemem, loadavg, totalmem, release, platform } from 'node:os';
+import { cpus, freemem, loadavg, totalmem, release, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 
@@ -54,7 +54,7 @@ export function startNode(name: string, args: string[], env: Record<string, stri
   const fd = openSync(logFile, 'a');
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...env },
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);

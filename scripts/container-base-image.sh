@@ -29,7 +29,7 @@ if [ "${FORCE:-0}" != 1 ] && podman image exists "$IMAGE"; then
   exit 0
 fi
 
-WORK=$(mktemp -d /tmp/vanish-base.XXXXXX)
+WORK=$(mktemp -d -t vanish-base.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 ROOTFS="$WORK/rootfs"
 

@@ -24,6 +24,7 @@ describe('Prometheus rules and configuration', () => {
     const alerts = YAML.parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: { rules: { alert: string }[] }) => g.rules.map((r) => r.alert));
     expect(alerts).toEqual(expect.arrayContaining([
       'VanishHigh5xxRate', 'VanishOutboxBacklogGrowing', 'VanishDeadLettersPresent', 'VanishStatsLagging', 'VanishLimiterInFallback',
+      'VanishTlsCertificateExpiringSoon', 'VanishTlsReloadFailing',
     ]));
   });
 

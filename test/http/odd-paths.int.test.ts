@@ -59,6 +59,7 @@ function expectSecurityHeaders(answer: RawAnswer): void {
   expect(answer.headers['referrer-policy']).toBe('no-referrer');
   expect(answer.headers['cross-origin-opener-policy']).toBe('same-origin');
   expect(answer.headers['cross-origin-resource-policy']).toBe('same-origin');
+  expect(answer.headers['x-xss-protection']).toBe('0');
   expect(answer.headers['permissions-policy']).toMatch(/camera=\(\)/);
 }
 

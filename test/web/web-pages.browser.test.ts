@@ -199,6 +199,7 @@ describe('web pages in Chromium', () => {
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
     expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    expect(res.headers.get('x-xss-protection')).toBe('0');
     expect(res.headers.get('permissions-policy')).toMatch(/^accelerometer=\(\), .*camera=\(\), .*microphone=\(\)/);
   });
 

@@ -45,6 +45,7 @@ describe('http helpers', () => {
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
     expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    expect(res.headers.get('x-xss-protection')).toBe('0');
     expect(res.headers.get('permissions-policy')).toBe(PERMISSIONS_POLICY);
     expect(res.headers.get('api-version')).toBe('1.2.0');
     expect(res.headers.get('x-request-id')).toMatch(/.{8,}/);
@@ -86,6 +87,7 @@ describe('http helpers', () => {
       expect(res.status).toBe(404);
       expect((await res.json()) as unknown).toMatchObject({ code: 'NOT_FOUND', details: { parameter: null } });
       expect(res.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+      expect(res.headers.get('x-xss-protection')).toBe('0');
     }
     expect(logged.records).toEqual([]);
   });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TlsOptions } from 'node:tls';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { AppError, MethodNotAllowedError, NotFoundError, ValidationError, toAppError } from './errors';
@@ -22,6 +23,8 @@ export const PERMISSIONS_POLICY = [
 /**
  * DECISIONS 8: on every answer. COOP and CORP keep other origins' windows and no-cors requests
  * away from our pages and answers (CORS requests, which CORS_ORIGINS governs, are not affected).
+ * `X-XSS-Protection: 0` switches off the XSS auditor of old browsers, whose blocking could itself be
+ * used to leak what a page holds (OWASP secure headers guidance); the pages' CSP is the protection.
  */
 export function baseSecurityHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
@@ -29,6 +32,7 @@ export function baseSecurityHeaders(res: Response): void {
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
   res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+  res.setHeader('X-XSS-Protection', '0');
   res.setHeader('Permissions-Policy', PERMISSIONS_POLICY);
 }
 
@@ -246,7 +250,8 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-export interface TlsFiles {
+/** A certificate pair, and the protocol options a TLS listener may narrow (the gateway's TLS_PROFILE). */
+export interface TlsFiles extends Pick<TlsOptions, 'minVersion' | 'maxVersion' | 'ciphers' | 'honorCipherOrder' | 'ecdhCurve'> {
   cert: Buffer | string;
   key: Buffer | string;
 }
@@ -261,7 +266,7 @@ type Handler = express.Express | ((req: never, res: never) => void);
 export function listen(handler: Handler, port: number, host = '0.0.0.0', tls?: TlsFiles): Promise<Listening> {
   const options = serverOptionsFor(handler);
   const listener = handler as Parameters<typeof createServer>[1];
-  const srv: Server = tls ? createTlsServer({ ...options, cert: tls.cert, key: tls.key }, listener) : createServer(options, listener);
+  const srv: Server = tls ? createTlsServer({ ...options, ...tls }, listener) : createServer(options, listener);
   srv.headersTimeout = 10_000;
   srv.requestTimeout = 30_000;
   srv.keepAliveTimeout = 5_000;

@@ -52,7 +52,7 @@ describe('DATABASE_URL parsing', () => {
   it('when production reads a DATABASE_URL, then plaintext and unverified TLS are refused by name unless DATABASE_ALLOW_PLAINTEXT=true', () => {
     const problems = (env: Record<string, string>) => {
       const reader = new EnvReader({ NODE_ENV: 'production', ...env });
-      readDatabaseSettings(reader, { fallback: 'sqlite:/tmp/x.db', example: 'x' });
+      readDatabaseSettings(reader, { fallback: 'sqlite:/var/lib/vanish/x.db', example: 'x' });
       try {
         reader.done();
         return [];

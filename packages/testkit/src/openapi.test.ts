@@ -9,6 +9,7 @@ const base = {
   'referrer-policy': 'no-referrer',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
+  'x-xss-protection': '0',
   'permissions-policy': JSON.parse(readFileSync(OPENAPI_DOCUMENT_PATH, 'utf8')).components.headers.PermissionsPolicy.schema.const as string,
 };
 const UUID = '0b7e4bb1-1d5f-4a0e-9c6a-3f1f9d8e2a10';

@@ -30,7 +30,7 @@ function fakeModule(name: ServiceName, events: string[], envs: Map<ServiceName, 
 function setup(failing?: ServiceName) {
   const events: string[] = [];
   const envs = new Map<ServiceName, Env>();
-  const config = loadAllInOneConfig({ DATA_DIR: '/tmp/aio', PORT: '0', ADMIN_PORT: '0', NOTES_PORT: '0', NOTES_ADMIN_PORT: '0' });
+  const config = loadAllInOneConfig({ DATA_DIR: '/var/lib/vanish-aio', PORT: '0', ADMIN_PORT: '0', NOTES_PORT: '0', NOTES_ADMIN_PORT: '0' });
   const modules = (['gateway', 'mailer', 'notes', 'stats'] as const).map((name) =>
     fakeModule(name, events, envs, failing === name ? 'start' : undefined));
   const app = assembleAllInOne(config, modules, {
@@ -51,7 +51,7 @@ describe('assembleAllInOne', () => {
     expect(gateway.NOTES_URL).toBe('http://127.0.0.1:18081');
     expect(gateway.STATS_URL).toBe('http://127.0.0.1:18082');
     expect(gateway.MAILER_URL).toBe('http://127.0.0.1:18083');
-    expect(envs.get('notes')!.DATABASE_URL).toBe('sqlite:/tmp/aio/notes.db');
+    expect(envs.get('notes')!.DATABASE_URL).toBe('sqlite:/var/lib/vanish-aio/notes.db');
   });
 
   it('when stopped, then services stop in reverse order and the bus closes last, once', async () => {

@@ -12,6 +12,8 @@ import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
 import { createGatewayApp } from './http/gateway-app';
 import type { UpstreamName } from './http/route-table';
 import { createUpstreamProxy } from './http/upstream-proxy';
+import { CertificateReloader, parseCertificatePair, type SecureContextTarget } from './tls/certificate-reloader';
+import { tlsProfileOptions } from './tls/tls-profile';
 
 export interface GatewayOverrides {
   logger?: Logger;
@@ -29,6 +31,8 @@ export interface GatewayService {
   metrics: GatewayMetrics;
   start(): Promise<{ port: number; adminPort: number }>;
   stop(): Promise<void>;
+  /** With TLS_CERT_FILE/TLS_KEY_FILE, once started: what renews the listener's certificate. */
+  readonly certificates: CertificateReloader | undefined;
 }
 
 /**
@@ -100,21 +104,38 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     isDraining: () => lifecycle.isDraining,
   });
 
+  let certificates: CertificateReloader | undefined;
   return {
     app,
     registry,
     limiter,
     metrics: gatewayMetrics,
+    get certificates() {
+      return certificates;
+    },
     async start() {
       if (redis) await waitUntilReady(redis, 2000, logger);
       const admin = await listen(createAdminApp({ registry, checks: [], isDraining: () => lifecycle.isDraining, logger: logger.child('gateway/admin') }), config.adminPort, config.adminHost);
       lifecycle.add('admin server', () => admin.close());
-      const pub = await listen(app, config.port, config.host, config.tls);
+      const tls = config.tls;
+      const profile = tls ? tlsProfileOptions(tls.profile) : undefined;
+      const pub = await listen(app, config.port, config.host, tls && profile ? { ...profile, cert: tls.cert, key: tls.key } : undefined);
       lifecycle.add('public server', () => pub.close());
+      if (tls && profile) {
+        const reloader = new CertificateReloader({
+          certFile: tls.certFile, keyFile: tls.keyFile, profile,
+          initial: parseCertificatePair(tls.cert, tls.key, tls),
+          target: pub.server as unknown as SecureContextTarget,
+          logger: logger.child('gateway/tls'), registry,
+        });
+        reloader.start();
+        certificates = reloader;
+        lifecycle.add('certificate reloader', () => reloader.stop());
+      }
       logger.info('gateway listening', {
         port: pub.port,
         adminPort: admin.port,
-        tls: config.tls !== undefined,
+        tls: config.tls ? config.tls.profile : false,
         limiter: redis ? 'redis' : overrides.limiter ? 'injected' : 'memory',
       });
       return { port: pub.port, adminPort: admin.port };

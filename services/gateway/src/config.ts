@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { EnvReader, loadSecretKey, readTlsCa, refuseInsecureTransportInProduction, type Env, type Logger, type LogLevel } from '@vanish/common';
 import { redisTransportRisk } from './adapters/limiter/redis-tls';
 import { readRedisSentinel, type RedisSentinelSettings } from './adapters/limiter/redis-sentinel';
 import type { LimitPolicy } from './domain/limit-policy';
+import { readCertificatePair } from './tls/certificate-reloader';
+import { TLS_PROFILES, tlsProfileOptions, type TlsProfileName } from './tls/tls-profile';
 
 export interface GatewayConfig {
   port: number;
@@ -33,7 +34,11 @@ export interface GatewayConfig {
   requireHttps: boolean;
   /** Origin used for HTTPS redirects of web pages (else the request's Host). */
   publicBaseUrl: string | undefined;
-  tls: { cert: Buffer; key: Buffer } | undefined;
+  /**
+   * TLS_CERT_FILE/TLS_KEY_FILE: the gateway's own HTTPS listener, with the pair read and checked at
+   * start and renewed live from the same files (tls/certificate-reloader.ts); TLS_PROFILE its options.
+   */
+  tls: { certFile: string; keyFile: string; cert: Buffer; key: Buffer; profile: TlsProfileName } | undefined;
   upstreamTimeoutMs: number;
   logLevel: LogLevel;
   shutdownGraceMs: number;
@@ -63,14 +68,16 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
 
   const certFile = reader.str('TLS_CERT_FILE');
   const keyFile = reader.str('TLS_KEY_FILE');
+  const tlsProfile = reader.oneOf<TlsProfileName>('TLS_PROFILE', TLS_PROFILES, 'intermediate');
   let tls: GatewayConfig['tls'];
   if ((certFile === undefined) !== (keyFile === undefined)) {
     reader.problem('TLS_CERT_FILE and TLS_KEY_FILE: set both or neither');
   } else if (certFile !== undefined && keyFile !== undefined) {
     try {
-      tls = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+      const pair = readCertificatePair(certFile, keyFile, tlsProfileOptions(tlsProfile));
+      tls = { certFile, keyFile, cert: pair.cert, key: pair.key, profile: tlsProfile };
     } catch (err) {
-      reader.problem(`TLS_CERT_FILE/TLS_KEY_FILE: cannot read (${(err as Error).message})`);
+      reader.problem(`TLS_CERT_FILE/TLS_KEY_FILE: ${(err as Error).message}`);
     }
   }
 

@@ -24,6 +24,7 @@ function expectBaseHeaders(answer: Answer): void {
   expect(answer.headers['referrer-policy']).toBe('no-referrer');
   expect(answer.headers['cross-origin-opener-policy']).toBe('same-origin');
   expect(answer.headers['cross-origin-resource-policy']).toBe('same-origin');
+  expect(answer.headers['x-xss-protection']).toBe('0');
   expect(answer.headers['permissions-policy']).toBe(PERMISSIONS_POLICY);
   expect(answer.headers['x-request-id']).toMatch(/^[A-Za-z0-9._:-]{8,128}$/);
 }

@@ -315,7 +315,7 @@ describe.each(engines)('notes API on %s', (_engine, makeDatabase) => {
       expect(answer.status).toBe(404);
       expect(answer.headers).toMatchObject({
         'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer',
-        'cross-origin-opener-policy': 'same-origin', 'cross-origin-resource-policy': 'same-origin', 'permissions-policy': PERMISSIONS_POLICY,
+        'cross-origin-opener-policy': 'same-origin', 'cross-origin-resource-policy': 'same-origin', 'x-xss-protection': '0', 'permissions-policy': PERMISSIONS_POLICY,
       });
       expect(answer.headers['content-type']).toMatch(/^text\/html/);
     });
@@ -340,7 +340,7 @@ describe.each(engines)('notes API on %s', (_engine, makeDatabase) => {
       for (const { headers } of answers) {
         expect(headers).toMatchObject({
           'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'api-version': '1.2.0',
-          'cross-origin-opener-policy': 'same-origin', 'cross-origin-resource-policy': 'same-origin', 'permissions-policy': PERMISSIONS_POLICY,
+          'cross-origin-opener-policy': 'same-origin', 'cross-origin-resource-policy': 'same-origin', 'x-xss-protection': '0', 'permissions-policy': PERMISSIONS_POLICY,
         });
         expect(headers['x-powered-by']).toBeUndefined();
       }

@@ -3,9 +3,9 @@ import { loadStatsConfig } from './config';
 
 describe('loadStatsConfig', () => {
   it('when nothing is set, then the embedded defaults apply (ports 8082/9082, SQLite in DATA_DIR, no AMQP)', () => {
-    const config = loadStatsConfig({ DATA_DIR: '/tmp/vanish-stats-config' });
+    const config = loadStatsConfig({ DATA_DIR: '/var/lib/vanish-stats-config' });
     expect(config).toMatchObject({
-      port: 8082, adminPort: 9082, databaseUrl: 'sqlite:/tmp/vanish-stats-config/stats.db', amqpUrl: undefined,
+      port: 8082, adminPort: 9082, databaseUrl: 'sqlite:/var/lib/vanish-stats-config/stats.db', amqpUrl: undefined,
       amqpExchange: 'vanish', queuePrefix: '', heartbeatIntervalMs: 10_000, eventIdRetentionHours: 168, production: false,
     });
   });

@@ -86,7 +86,7 @@ describe('the OpenAPI document', () => {
         const headers = deref(raw as Json).headers as Json;
         for (const name of [
           'API-Version', 'Cache-Control', 'X-Content-Type-Options', 'Referrer-Policy',
-          'Cross-Origin-Opener-Policy', 'Cross-Origin-Resource-Policy', 'Permissions-Policy',
+          'Cross-Origin-Opener-Policy', 'Cross-Origin-Resource-Policy', 'X-XSS-Protection', 'Permissions-Policy',
         ]) {
           expect([path, method, status, name, deref(headers[name] ?? {}).required]).toEqual([path, method, status, name, true]);
         }
@@ -99,6 +99,7 @@ describe('the OpenAPI document', () => {
   it('when the cross-origin and permissions headers are documented, then their values are the ones every answer carries', () => {
     expect(doc.components.headers.CrossOriginOpenerPolicy.schema.const).toBe('same-origin');
     expect(doc.components.headers.CrossOriginResourcePolicy.schema.const).toBe('same-origin');
+    expect(doc.components.headers.XXssProtection.schema.const).toBe('0');
     expect(doc.components.headers.PermissionsPolicy.schema.const).toBe(PERMISSIONS_POLICY);
   });
 
