@@ -98,7 +98,7 @@ async function main(): Promise<void> {
       while (next < created.length) {
         const note = created[next++]!;
         revealedAt.set(note.noteRef, performance.now());
-        await notes!.notes.reveal(note.uuid, null, { ipAddress: '203.0.113.1', userAgent: 'bench' });
+        await notes!.notes.reveal(note.uuid, null, null, { ipAddress: '203.0.113.1', userAgent: 'bench' });
       }
     }));
     const revealSeconds = (performance.now() - started) / 1000;
