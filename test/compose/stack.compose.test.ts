@@ -7,7 +7,7 @@
 //
 // Nothing can be pulled here: scripts/compose-stand-in-images.sh builds TEST STAND-INS for the third-party
 // images under the compose file's own names (test/compose/stand-ins/README.md), and the node base image
-// (scripts/container-base-image.sh). The project's own four images are built by `up --build` from their
+// (scripts/container-base-image.sh). The project's own five images are built by `up --build` from their
 // Dockerfiles, with the local node base passed as NODE_IMAGE and the machine's CA bundle for npm
 // (docs/operations.md, "Images").
 import { spawn } from 'node:child_process';
@@ -28,7 +28,7 @@ const PUBLISHED_PORTS = [8080, 8025, 9090, 15672];
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
-// Building four images and starting nine containers on two shared cores: the bound only catches hangs.
+// Building five images and starting ten containers on two shared cores: the bound only catches hangs.
 jest.setTimeout(40 * 60_000);
 
 interface ComposeFile { services: Record<string, { image: string; build?: unknown; healthcheck?: unknown }> }
@@ -173,7 +173,7 @@ describe('docker compose up --build, as the README says', () => {
 
   afterAll(async () => {
     await browser?.close();
-    // A failed step must not leave nine containers holding the machine's ports and memory.
+    // A failed step must not leave ten containers holding the machine's ports and memory.
     if (!wentDown) await composeDown().catch((err: unknown) => process.stdout.write(`compose down after a failure: ${(err as Error).message}\n`));
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
     const lines = Object.entries(timings).map(([step, seconds]) => `  ${step}: ${seconds} s`);
@@ -181,7 +181,7 @@ describe('docker compose up --build, as the README says', () => {
   });
 
   it('every service of the compose file has a healthcheck, and all of them passed', () => {
-    expect(SERVICES.sort()).toEqual(['gateway', 'mailer', 'mailpit', 'mysql', 'notes', 'prometheus', 'rabbitmq', 'redis', 'stats']);
+    expect(SERVICES.sort()).toEqual(['gateway', 'mailer', 'mailpit', 'mysql', 'notes', 'prometheus', 'rabbitmq', 'redis', 'stats', 'webhooks']);
     for (const service of SERVICES) expect(compose.services[service]!.healthcheck).toBeDefined();
   });
 
@@ -253,7 +253,7 @@ describe('docker compose up --build, as the README says', () => {
       if (down.length > 0) throw new Error(down.join('; '));
       return list;
     }, { timeoutMs: 120_000, intervalMs: 2000, description: 'every Prometheus target up' });
-    expect(targets.map((t) => t.labels.service ?? t.labels.job).sort()).toEqual(['gateway', 'mailer', 'notes', 'prometheus', 'stats']);
+    expect(targets.map((t) => t.labels.service ?? t.labels.job).sort()).toEqual(['gateway', 'mailer', 'notes', 'prometheus', 'stats', 'webhooks']);
 
     const management = await fetch(`${RABBITMQ_MANAGEMENT}/api/overview`, {
       headers: { Authorization: `Basic ${Buffer.from('vanish:dev-only-rabbitmq-password').toString('base64')}` },
