@@ -260,7 +260,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', origin: gateway, ...headers },
         body: form.toString(),
       });
-      const match = /<pre class="content" id="note-content">([\s\S]*?)<\/pre>/.exec(answer.text);
+      const match = /<pre class="content" id="note-content"[^>]*>([\s\S]*?)<\/pre>/.exec(answer.text);
       const content = match ? unescapeHtml(match[1]!) : undefined;
       if (answer.status === 200 && content !== undefined) {
         const entry = created.get(uuid);
