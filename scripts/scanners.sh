@@ -181,8 +181,9 @@ grep -E 'requests were skipped|Launching module' "$REPORTS/wapiti.txt" | tr '\n'
 # - wapiti 3.0.4's http_headers module wants X-XSS-Protection to contain "1"; vanish sends 0 on purpose
 #   (OWASP: the legacy auditor is itself a leak);
 # - its csrf module knows anti-CSRF fields only by a list of names (csrf_token, _token, ...), and vanish's
-#   single-use token is called form_token, so it reports "Lack of anti CSRF token" on the create and
-#   reveal forms without testing them. The check wapiti would have made is made below instead.
+#   single-use token is called form_token, so it reports "Lack of anti CSRF token" on the create, reveal
+#   and receipt ("End this note now") forms without testing them. The checks wapiti would have made are
+#   made below instead.
 node -e '
   const report = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   const problems = [];
@@ -192,7 +193,7 @@ node -e '
       for (const item of items) {
         if (kind === "vulnerabilities" && item.info === "X-XSS-Protection is not set") { expected += 1; continue; }
         if (kind === "vulnerabilities" && item.info === "Lack of anti CSRF token" && item.method === "POST"
-            && /^\/([0-9a-f-]{36})?$/.test(item.path)) { expected += 1; continue; }
+            && /^\/([0-9a-f-]{36}|r\/[A-Za-z0-9_-]{43})?\s*$/.test(item.path)) { expected += 1; continue; }
         problems.push(`${kind}: ${category}: ${item.info} (${item.method} ${item.path} ${item.parameter ?? ""})`);
       }
     }
@@ -220,6 +221,19 @@ if [[ $codes == "403 403 403 200 403" ]]; then
   ok "create form: no token, a forged token and a cross-site post are 403; its own token works once (403 on reuse)"
 else
   not_ok "create form CSRF defence: expected 403 403 403 200 403, got $codes"
+fi
+
+# The receipt's "End this note now" form (DECISIONS 12), likewise: 403 without a token, with a forged one and
+# cross-site; the page's own token ends the note once (303 back to the receipt), then 403 on reuse.
+receipt="$(curl -sk -H 'Content-Type: application/json' -d '{"content":"scanner receipt"}' "$BASE/api/create.php" | grep -oE '/r/[A-Za-z0-9_-]{43}' | head -1)"
+end_token="$(form_token "${receipt#/}")"
+codes="$(post_form -d 'no_token=1' "$BASE$receipt") $(post_form -d 'form_token=forged' "$BASE$receipt")"
+codes="$codes $(curl -sk -o /dev/null -w '%{http_code}' -H 'Origin: https://evil.example' -H 'Sec-Fetch-Site: cross-site' --data-urlencode "form_token=$end_token" "$BASE$receipt")"
+codes="$codes $(post_form --data-urlencode "form_token=$end_token" "$BASE$receipt") $(post_form --data-urlencode "form_token=$end_token" "$BASE$receipt")"
+if [[ -n $receipt && $codes == "403 403 403 303 403" ]]; then
+  ok "receipt form: no token, a forged token and a cross-site post are 403; its own token ends the note once (403 on reuse)"
+else
+  not_ok "receipt form CSRF defence: expected 403 403 403 303 403 for ${receipt:-no receipt link}, got $codes"
 fi
 
 alive wapiti

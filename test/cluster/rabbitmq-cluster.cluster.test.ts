@@ -20,7 +20,7 @@ describe('RabbitMQ cluster: the queue leader dies under load', () => {
     const quorum = { AMQP_QUEUE_TYPE: 'quorum', AMQP_DELIVERY_LIMIT: '20' };
     sys = await startSystem({
       broker: { url: cluster.urlList, queueDepths: (prefix) => cluster.queueDepths(prefix) },
-      env: { stats: quorum, mailer: quorum },
+      env: { stats: quorum, mailer: quorum, webhooks: quorum },
     });
     timings.systemStartMs = Date.now() - started;
   });
@@ -34,9 +34,9 @@ describe('RabbitMQ cluster: the queue leader dies under load', () => {
   it('when the deploy-time declaration runs against the cluster, then it declares the same topology the services did (quorum, idempotent)', async () => {
     const { queues } = await declareVanishTopology({
       AMQP_URL: cluster.urlList, AMQP_EXCHANGE: sys.tag, AMQP_QUEUE_TYPE: 'quorum', AMQP_DELIVERY_LIMIT: '20',
-      AMQP_QUEUE_PREFIX: `${sys.tag}.`, MAIL_QUEUE: `${sys.tag}.mailer.mail-commands`,
+      AMQP_QUEUE_PREFIX: `${sys.tag}.`, MAIL_QUEUE: `${sys.tag}.mailer.mail-commands`, WEBHOOK_QUEUE: `${sys.tag}.webhooks.note-events`, WEBHOOK_RETRY_DELAYS_MS: '300,1000',
     });
-    expect(queues).toEqual([`${sys.tag}.stats.note-events`, `${sys.tag}.stats.heartbeats`, `${sys.tag}.mailer.mail-commands`]);
+    expect(queues).toEqual([`${sys.tag}.stats.note-events`, `${sys.tag}.stats.heartbeats`, `${sys.tag}.mailer.mail-commands`, `${sys.tag}.webhooks.note-events`]);
     const types = JSON.parse(await cluster.ctl(['list_queues', 'name', 'type', '--formatter', 'json'])) as Array<{ name: string; type: string }>;
     const ours = types.filter((q) => q.name.startsWith(sys.tag));
     expect(ours.length).toBeGreaterThanOrEqual(6);

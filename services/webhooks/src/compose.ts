@@ -104,7 +104,7 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
     if (!bus) {
       if (config.amqpUrl) {
         const rabbit = await RabbitMqBus.connect({
-          url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, logger, registry,
+          url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, queues: config.amqpQueues, logger, registry,
           connectionName: `vanish-webhooks-${process.pid}`, connectLazily: true,
         });
         bus = rabbit;

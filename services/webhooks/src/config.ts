@@ -1,7 +1,7 @@
 import { hkdfSync } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { readAmqpTls, type AmqpTlsSettings } from '@vanish/bus';
+import { readAmqpTls, readAmqpUrl, readQueueSettings, type AmqpTlsSettings, type QueueSettings } from '@vanish/bus';
 import { EnvReader, KeyRing, loadKeyRing, parseWebhookUrl, type Env, type LogLevel, type Logger } from '@vanish/common';
 import { readDatabaseSettings } from '@vanish/database';
 
@@ -26,6 +26,8 @@ export interface WebhooksConfig {
   databaseSslCa: string | undefined;
   amqpUrl: string | undefined;
   amqpTls: AmqpTlsSettings | undefined;
+  /** AMQP_QUEUE_TYPE / AMQP_DELIVERY_LIMIT: the type of the queues it declares (quorum in production). */
+  amqpQueues: QueueSettings;
   amqpExchange: string;
   queue: string;
   /** WEBHOOK_PRIVATE_KEYS: opens what notes sealed to this service (DECISIONS 1, 11). Its secret alone. */
@@ -59,7 +61,7 @@ export function loadWebhooksConfig(env: Env = process.env, logger?: Logger): Rea
   const production = reader.isProduction;
   const dataDir = reader.str('DATA_DIR', './data');
   const database = readDatabaseSettings(reader, { fallback: `sqlite:${join(dataDir, 'webhooks.db')}`, example: 'webhooks' });
-  const amqpUrl = reader.url('AMQP_URL', undefined, ['amqp:', 'amqps:']);
+  const amqpUrl = readAmqpUrl(reader);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'the webhooks service consumes note events from RabbitMQ');
   const amqpTls = readAmqpTls(reader, amqpUrl);
   const privateKeys = loadKeyRing(reader, 'WEBHOOK_PRIVATE_KEYS', dataDir, logger, 'losing it loses the webhook deliveries still pending');
@@ -78,6 +80,7 @@ export function loadWebhooksConfig(env: Env = process.env, logger?: Logger): Rea
     databaseSslCa: database.sslCa,
     amqpUrl,
     amqpTls,
+    amqpQueues: readQueueSettings(reader),
     amqpExchange: reader.str('AMQP_EXCHANGE', 'vanish'),
     queue: reader.str('WEBHOOK_QUEUE', 'webhooks.note-events'),
     privateKeys: privateKeys ?? KeyRing.generate('invalid'),
@@ -135,7 +138,8 @@ function readSubscriptions(reader: EnvReader, production: boolean): OperatorSubs
   return out;
 }
 
-function readDelays(reader: EnvReader): number[] {
+/** WEBHOOK_RETRY_DELAYS_MS, also read by the deploy-time topology declaration (it declares the same retry queues). */
+export function readDelays(reader: EnvReader): number[] {
   const text = reader.raw('WEBHOOK_RETRY_DELAYS_MS');
   if (text === undefined) return [...DEFAULT_RETRY_DELAYS_MS];
   const delays = text.split(',').map((part) => Number(part.trim()));

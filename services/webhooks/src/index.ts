@@ -1,4 +1,4 @@
-export { loadWebhooksConfig, DEFAULT_RETRY_DELAYS_MS, type WebhooksConfig, type OperatorSubscription } from './config';
+export { loadWebhooksConfig, readDelays as readWebhookRetryDelays, DEFAULT_RETRY_DELAYS_MS, type WebhooksConfig, type OperatorSubscription } from './config';
 export { createWebhooksService, type WebhooksOverrides, type WebhooksService } from './compose';
 export { WebhookDispatcher, type WebhookPayload } from './domain/webhook-dispatcher';
 export { HostGuard } from './domain/host-guard';

@@ -1,5 +1,5 @@
-import amqp, { type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { amqpSocketOptions, type AmqpTlsSettings } from '@vanish/bus';
+import type { Channel, ChannelModel, GetMessage } from 'amqplib';
+import { connectToAnyBroker, type AmqpTlsSettings } from '@vanish/bus';
 
 /** Bounds one sweep: the messages kept are held unacknowledged until the sweep ends. */
 const MAX_PER_SWEEP = 10_000;
@@ -47,9 +47,9 @@ export class RabbitMqQueueWatch implements QueueWatch {
   }
 
   private async withChannel<T>(work: (channel: Channel) => Promise<T>): Promise<T> {
-    const connection: ChannelModel = await amqp.connect(this.options.url, {
-      ...amqpSocketOptions(this.options.url, this.options.tls),
-      clientProperties: { connection_name: this.options.connectionName ?? 'webhooks queue watch' },
+    // Any live node of the cluster will do (the url may list several), over TLS when amqps://.
+    const { model: connection }: { model: ChannelModel } = await connectToAnyBroker({
+      url: this.options.url, tls: this.options.tls, connectionName: this.options.connectionName ?? 'webhooks queue watch',
     });
     connection.on('error', () => undefined);
     try {
