@@ -39,3 +39,21 @@ async function removeExtraLockRows(knex: Knex, lockTable: string): Promise<void>
   const rows: Array<{ index: number }> = await knex(lockTable).select('index').orderBy('index');
   if (rows.length > 1) await knex(lockTable).where('index', '>', rows[0]!.index).andWhere('is_locked', 0).delete();
 }
+
+export interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/**
+ * A service's migrations listed in code, in order (so they run the same under jest and from dist), and
+ * the table that records them (each service its own, so services can share a database without colliding).
+ */
+export function staticMigrations(tableName: string, migrations: ReadonlyArray<readonly [string, Migration]>): Knex.MigratorConfig {
+  const source: Knex.MigrationSource<readonly [string, Migration]> = {
+    getMigrations: async () => [...migrations],
+    getMigrationName: (migration) => migration[0],
+    getMigration: async (migration) => migration[1],
+  };
+  return { migrationSource: source, tableName };
+}

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { migrateUnderLock } from '@vanish/common';
+import { migrateUnderLock, staticMigrations, type Migration } from '@vanish/common';
 import * as createNotes from '../../migrations/20261122031500_create_notes';
 import * as createOutbox from '../../migrations/20261122031600_create_outbox';
 import * as createUsedFormTokens from '../../migrations/20261122040000_create_used_form_tokens';
@@ -7,11 +7,6 @@ import * as addAttemptsInFlight from '../../migrations/20261125090000_add_attemp
 import * as createReceipts from '../../migrations/20261125090000_create_receipts';
 import * as addKeyCheckBox from '../../migrations/20261125100000_add_key_check_box';
 import * as addWebhookBox from '../../migrations/20261125100000_add_webhook_box';
-
-interface Migration {
-  up(knex: Knex): Promise<void>;
-  down(knex: Knex): Promise<void>;
-}
 
 /** Every migration, in order. Listed statically so they run the same under jest and from dist. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
@@ -24,23 +19,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125100000_add_webhook_box', addWebhookBox],
 ];
 
-class StaticMigrationSource implements Knex.MigrationSource<readonly [string, Migration]> {
-  async getMigrations() {
-    return [...MIGRATIONS];
-  }
-  getMigrationName(migration: readonly [string, Migration]): string {
-    return migration[0];
-  }
-  async getMigration(migration: readonly [string, Migration]): Promise<Knex.Migration> {
-    return migration[1];
-  }
-}
-
 /** The notes service's own bookkeeping tables, so it can share a database without colliding. */
-export const MIGRATION_CONFIG: Knex.MigratorConfig = {
-  migrationSource: new StaticMigrationSource(),
-  tableName: 'notes_knex_migrations',
-};
+export const MIGRATION_CONFIG: Knex.MigratorConfig = staticMigrations('notes_knex_migrations', MIGRATIONS);
 
 /** Runs pending migrations; replicas starting together take turns (common's migrateUnderLock). */
 export function migrateToLatest(knex: Knex, waitMs?: number): Promise<string[]> {

@@ -1,12 +1,7 @@
 import type { Knex } from 'knex';
-import { migrateUnderLock } from '@vanish/common';
+import { migrateUnderLock, staticMigrations, type Migration } from '@vanish/common';
 import * as createStatsTables from '../../migrations/20261122032000_create_stats_tables';
 import * as addLateBucketCounter from '../../migrations/20261122040000_add_late_bucket_counter';
-
-interface Migration {
-  up(knex: Knex): Promise<void>;
-  down(knex: Knex): Promise<void>;
-}
 
 /** Every migration, in order, listed statically so they run the same under jest and from dist. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
@@ -14,23 +9,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122040000_add_late_bucket_counter', addLateBucketCounter],
 ];
 
-class StaticMigrationSource implements Knex.MigrationSource<readonly [string, Migration]> {
-  async getMigrations() {
-    return [...MIGRATIONS];
-  }
-  getMigrationName(migration: readonly [string, Migration]): string {
-    return migration[0];
-  }
-  async getMigration(migration: readonly [string, Migration]): Promise<Knex.Migration> {
-    return migration[1];
-  }
-}
-
 /** Own bookkeeping tables, so stats can share a database with others without colliding. */
-export const MIGRATION_CONFIG: Knex.MigratorConfig = {
-  migrationSource: new StaticMigrationSource(),
-  tableName: 'stats_knex_migrations',
-};
+export const MIGRATION_CONFIG: Knex.MigratorConfig = staticMigrations('stats_knex_migrations', MIGRATIONS);
 
 /** Runs pending migrations; replicas starting together take turns (common's migrateUnderLock). */
 export function migrateToLatest(knex: Knex, waitMs?: number): Promise<string[]> {
