@@ -183,7 +183,14 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     processes[service] = child;
     return child;
   };
-  for (const service of ['notes', 'stats', 'mailer', 'webhooks', 'gateway'] as ServiceName[]) await start(service);
+  try {
+    for (const service of ['notes', 'stats', 'mailer', 'webhooks', 'gateway'] as ServiceName[]) await start(service);
+  } catch (err) {
+    // A service that would not start must not leave the ones before it running (the caller never gets
+    // a System to stop): they would hold their ports and consume for the rest of the run.
+    for (const child of Object.values(processes).reverse()) await child.stop().catch(() => undefined);
+    throw err;
+  }
 
   // A tap on the exchange: every payload any service publishes, for the canary checks.
   const busMessages: Array<{ routingKey: string; body: string }> = [];
