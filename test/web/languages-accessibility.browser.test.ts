@@ -353,9 +353,17 @@ describe('the pages for people everywhere (issue 20)', () => {
     await tabTo(page, 'form[data-create] button[type=submit]');
     await page.keyboard.press('Enter');
     const link = await sealedLink(page);
+    // The "copied" label shows for 1.5 s once the clipboard write resolves: record every label the button
+    // takes, so that a slow machine can neither read it too early nor miss it.
+    await page.evaluate(() => {
+      const button = document.querySelector('button[data-copy-target="note-link"]')!;
+      const labels: string[] = [];
+      (window as unknown as { copyLabels: string[] }).copyLabels = labels;
+      new MutationObserver(() => labels.push(button.textContent ?? '')).observe(button, { childList: true, characterData: true, subtree: true });
+    });
     await tabTo(page, 'button[data-copy-target="note-link"]');
     await page.keyboard.press('Enter');
-    await expect(page.locator('button[data-copy-target="note-link"]').textContent()).resolves.toBe(text('es', 'created.copied'));
+    await page.waitForFunction((copied) => (window as unknown as { copyLabels: string[] }).copyLabels.includes(copied), text('es', 'created.copied'));
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(link);
 
     await page.goto(link);
@@ -379,7 +387,8 @@ describe('the pages for people everywhere (issue 20)', () => {
     await page.locator('#note-content').waitFor();
     await tabTo(page, 'button[data-copy-target="note-content"]');
     await page.keyboard.press('Enter');
-    expect(await page.evaluate('navigator.clipboard.readText()')).toBe('by keyboard');
+    // The clipboard write is asynchronous: wait for it rather than read once.
+    await page.waitForFunction(async () => (await navigator.clipboard.readText()) === 'by keyboard', undefined, { polling: 100, timeout: 10_000 });
     await context.close();
   });
 
