@@ -7,11 +7,11 @@ const Module = require('node:module');
 const { transformSync } = require('@swc/core');
 
 const root = path.resolve(__dirname, '../../../..');
-const packages = { common: 'packages/common', bus: 'packages/bus', testkit: 'packages/testkit', notes: 'services/notes' };
+const packages = { common: 'packages/common', bus: 'packages/bus', database: 'packages/database', testkit: 'packages/testkit', notes: 'services/notes' };
 
 const originalResolve = Module._resolveFilename;
 Module._resolveFilename = function resolve(request, parent, ...rest) {
-  const match = /^@vanish\/(common|bus|testkit|notes)(\/.*)?$/.exec(request);
+  const match = /^@vanish\/(common|bus|database|testkit|notes)(\/.*)?$/.exec(request);
   if (match) {
     const base = path.join(root, packages[match[1]], 'src');
     request = match[2] ? path.join(base, match[2]) : base;
