@@ -6,6 +6,7 @@ import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
 import { redisTlsOptions } from './adapters/limiter/redis-tls';
 import { sentinelClientOptions } from './adapters/limiter/redis-sentinel';
+import { guardStreamErrors } from './adapters/limiter/redis-stream-guard';
 import type { GatewayConfig } from './config';
 import type { RateLimiter } from './domain/rate-limiter';
 import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
@@ -159,6 +160,8 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
     connectTimeout: 2000,
     autoResendUnfulfilledCommands: false,
     retryStrategy: (times: number) => Math.min(100 * times, 1000),
+    // Connected below, once its streams are guarded (ioredis would open the first one in its constructor).
+    lazyConnect: true,
   };
   let redis: Redis;
   if (config.redisSentinel) {
@@ -170,6 +173,7 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
     const tls = redisTlsOptions(url, config.redisTlsCa);
     redis = new Redis(url, { ...(tls ? { tls } : {}), ...common });
   }
+  guardStreamErrors(redis);
   let reported = false;
   redis.on('error', (err: Error) => {
     if (!reported) logger.warn('redis connection error', { err: err.message });
@@ -179,6 +183,8 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
     if (reported) logger.info('redis connection ready again');
     reported = false;
   });
+  // A failed first connection is reported through 'error' like any other; reconnects go on.
+  redis.connect().catch(() => undefined);
   return redis;
 }
 

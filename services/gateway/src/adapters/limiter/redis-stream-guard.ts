@@ -1,0 +1,28 @@
+import type { Redis } from 'ioredis';
+
+type Connect = (...args: unknown[]) => Promise<unknown>;
+
+/**
+ * ioredis listens for a connection's 'error' with once() (twice: its connector and its client), but
+ * a TLS handshake that fails can emit more errors than that, for instance the certificate refusal
+ * and then the server's alert. A further 'error' with no listener is thrown by Node's EventEmitter
+ * and ends the process (ioredis PR #961, never merged). Every stream the client opens gets a
+ * permanent listener that keeps those extra errors: ioredis still sees and reports the first ones.
+ */
+export function guardStreamErrors(redis: Redis): void {
+  const connector = (redis as unknown as { connector?: { connect: Connect } }).connector;
+  if (!connector || typeof connector.connect !== 'function') {
+    throw new Error('ioredis has no connector.connect any more: guardStreamErrors must be revisited');
+  }
+  const connect = connector.connect.bind(connector);
+  connector.connect = async (...args: unknown[]) => {
+    const stream = await connect(...args);
+    const emitter = stream as { on?: (event: string, listener: (err: Error) => void) => void };
+    emitter.on?.('error', ignoreExtraError);
+    return stream;
+  };
+}
+
+function ignoreExtraError(): void {
+  // ioredis's own listeners report the error; this one only keeps it from being unhandled.
+}
