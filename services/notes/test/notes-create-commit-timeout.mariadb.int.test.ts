@@ -62,7 +62,7 @@ describe('notes creation whose commit outlives the deadline (MariaDB, fault prox
       retentionHours: 720,
       logger: silentLogger,
     });
-    return { service, crypto: new NoteCrypto({ masterKeys: keys.masterKeys, lookupKey: keys.lookupKey, kdf: TEST_KDF }) };
+    return { service, store, clock, crypto: new NoteCrypto({ masterKeys: keys.masterKeys, lookupKey: keys.lookupKey, kdf: TEST_KDF }) };
   }
 
   /** Stalls the wire (both ways, every connection) as the first statement matching `pattern` is sent, for STALL_MS. */
@@ -167,5 +167,30 @@ describe('notes creation whose commit outlives the deadline (MariaDB, fault prox
       proxy.restore();
       await own.destroy();
     }
+  }, 60_000);
+
+  it('when a shared transaction\'s COMMIT is cut off and the database stays out of reach, then its creations answer 500 (outcome unknown) and none is answered as stored without its row', async () => {
+    const { service, store, crypto, clock } = notesService();
+    const template = await service.create(noteInput({ content: 'template' }));
+    const record = (await store.findActive(crypto.lookup(template.uuid), clock.now()))!;
+    const fresh = (digit: string) => ({ ...record, lookup: digit.repeat(record.lookup.length), noteRef: digit.repeat(record.noteRef.length) });
+    // The first creation commits alone; the two that arrive meanwhile share the next COMMIT, which is cut.
+    let commits = 0;
+    knex.on('query', (query: { sql: string }) => {
+      if (/^commit/i.test(query.sql) && ++commits === 2) proxy.cut();
+    });
+    const outcomes = await Promise.allSettled([store.insertNew(fresh('a'), []), store.insertNew(fresh('b'), []), store.insertNew(fresh('c'), [])]);
+    proxy.restore();
+    expect(commits).toBe(2);
+    expect(outcomes[0]!.status).toBe('fulfilled');
+    // While MariaDB cannot be asked, the shared COMMIT's outcome is unknown: 500, not 503 and never 200.
+    for (const outcome of outcomes.slice(1)) {
+      expect(outcome.status).toBe('rejected');
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({ statusCode: 500 });
+    }
+    const stored = new Set(await direct('notes').pluck('lookup'));
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status === 'fulfilled') expect(stored.has('abc'[i]!.repeat(record.lookup.length))).toBe(true);
+    });
   }, 60_000);
 });

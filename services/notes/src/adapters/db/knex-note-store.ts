@@ -58,6 +58,13 @@ class AbandonedCreation extends ServiceUnavailableError {
   }
 }
 
+/**
+ * A batch's COMMIT was sent and what the database kept could not be learned (or it kept part of the
+ * batch): 500, and never retried item by item. A retry would find its creations already past their
+ * COMMIT and could answer 200 for notes that were never stored.
+ */
+class UnconfirmedCommit extends InternalError {}
+
 interface ActiveLookup {
   lookup: string;
   now: Date;
@@ -85,7 +92,8 @@ const GROUP_COMMIT_OPTIONS = {
   maxBytes: 2 * 1024 * 1024,
   sizeOf: ({ note, messages }: NewNote): number =>
     note.contentBox.length + note.checkBox.length + (note.emailBox?.length ?? 0) + messages.reduce((sum, m) => sum + m.body.length, 0),
-  retryEachAlone: (err: unknown): boolean => err instanceof AbandonedCreation || !(err instanceof AppError && err.statusCode === 503),
+  retryEachAlone: (err: unknown): boolean =>
+    err instanceof AbandonedCreation || !(err instanceof UnconfirmedCommit || (err instanceof AppError && err.statusCode === 503)),
 };
 
 /**
@@ -131,6 +139,8 @@ export class KnexNoteStore implements NoteStore {
 
   /** One transaction for the batch's creations still wanted; see insertNew. */
   private async commitCreations(batch: readonly NewNote[]): Promise<void> {
+    // A creation already past a COMMIT whose outcome is unknown must not be answered as stored.
+    if (batch.some((entry) => entry.state === 'committing')) throw new UnconfirmedCommit(new Error('a creation whose commit outcome is unknown was committed again'));
     const entries = batch.filter((entry) => entry.state === 'waiting');
     if (entries.length === 0) return;
     for (let attempt = 1; ; attempt += 1) {
@@ -186,11 +196,11 @@ export class KnexNoteStore implements NoteStore {
       if (connectionId !== null) await withDatabase(() => endConnection(this.knex, connectionId!, this.timeoutMs || 5000), this.timeoutMs);
       found = await withDatabase(() => this.knex('notes').whereIn('lookup', lookups).pluck('lookup'), this.timeoutMs);
     } catch (err) {
-      throw new InternalError(new Error(`the outcome of a creation commit is unknown (${(err as Error).message})`));
+      throw new UnconfirmedCommit(new Error(`the outcome of a creation commit is unknown (${(err as Error).message})`));
     }
     if (found.length === lookups.length) return;
     if (found.length === 0) throw new ServiceUnavailableError('Database did not confirm the commit; nothing was stored');
-    throw new InternalError(new Error('a creation commit kept part of its batch'));
+    throw new UnconfirmedCommit(new Error('a creation commit kept part of its batch'));
   }
 
   reserveAttempt(lookup: string, now: Date, limit: number, until: Date): Promise<boolean> {
