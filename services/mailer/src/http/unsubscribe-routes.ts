@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { AppError, isUndecodablePath, methodsOnly, pageHeaders, routeName } from '@vanish/common';
-import { LANG_TAG, MAIL_LOCALES, type MailTranslator, mailTranslator } from '../domain/mail-i18n';
+import { AppError, isUndecodablePath, methodsOnly, pageHeaders, readerLanguage, routeName } from '@vanish/common';
+import { type MailTranslator, mailTranslator } from '../domain/mail-i18n';
 import { escapeHtml, PRODUCT_NAME } from '../domain/mail-templates';
 import type { UnsubscribeService } from '../domain/unsubscribe-service';
 
@@ -13,7 +13,7 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
   const router = Router();
   router.all('/unsubscribe/:token', routeName('unsubscribe'), pageHeaders, methodsOnly(['GET', 'POST']));
   router.get('/unsubscribe/:token', (req, res) => {
-    const t = readerLanguage(req, res);
+    const t = languageOf(req, res);
     if (!service.isValid(req.params.token)) return notFound(t, res);
     page(t, res, 200, t.t('unsubscribe.confirmTitle', { product }), [
       `<p>${escapeHtml(t.t('unsubscribe.confirmBody', { product }))}</p>`,
@@ -22,7 +22,7 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
     ]);
   });
   router.post('/unsubscribe/:token', async (req, res) => {
-    const t = readerLanguage(req, res);
+    const t = languageOf(req, res);
     if (!(await service.unsubscribe(req.params.token))) return notFound(t, res);
     page(t, res, 200, t.t('unsubscribe.doneTitle'), [`<p>${escapeHtml(t.t('unsubscribe.doneBody', { product }))}</p>`]);
   });
@@ -37,7 +37,7 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
  */
 function unsubscribePageErrors(err: unknown, req: Request, res: Response, next: NextFunction): void {
   if (res.headersSent || !req.path.startsWith('/unsubscribe/')) { next(err); return; }
-  const t = readerLanguage(req, res);
+  const t = languageOf(req, res);
   if (isUndecodablePath(err)) {
     pageHeaders(req, res, () => notFound(t, res));
     return;
@@ -58,13 +58,10 @@ const product = PRODUCT_NAME;
  * Issue 20: the pages' own language cookie (set by the notes pages' switcher on the same origin), else
  * Accept-Language, else English. The unsubscribe link itself names no language.
  */
-function readerLanguage(req: Request, res: Response): MailTranslator {
+function languageOf(req: Request, res: Response): MailTranslator {
   res.vary('Cookie');
   res.vary('Accept-Language');
-  const chosen = /(?:^|;\s*)lang=([^;]*)/.exec(req.get('cookie') ?? '')?.[1]?.trim();
-  if (chosen && chosen.length <= 35 && LANG_TAG.test(chosen)) return mailTranslator(chosen);
-  const accepted = req.acceptsLanguages(...MAIL_LOCALES);
-  return mailTranslator(typeof accepted === 'string' ? accepted : undefined);
+  return mailTranslator(readerLanguage(req));
 }
 
 function notFound(t: MailTranslator, res: Response): void {

@@ -1,11 +1,11 @@
+import { THEMES, type Theme } from '@vanish/common';
 import type { CreatedNote, NoteMetadata } from '../../domain/notes';
 import { ASSET_INTEGRITY } from './assets';
 import type { ExpiryPreset } from './expiry-presets';
 import { type Html, html, raw } from './html';
 import type { Locale, Translator } from './i18n';
 
-export const THEMES = ['system', 'light', 'dark'] as const;
-export type Theme = (typeof THEMES)[number];
+export { THEMES, type Theme } from '@vanish/common';
 
 /** What every page needs besides its own data: the reader's language and theme (issue 20). */
 export interface PageContext {
