@@ -59,7 +59,8 @@ export function pageSettings(publicBaseUrl: string): express.RequestHandler {
     const options = { path: '/', maxAge: COOKIE_MAX_AGE_MS, sameSite: 'lax' as const, httpOnly: true, secure };
     if (isLocale(req.query.lang)) res.cookie(LANG_COOKIE, req.query.lang, options);
     if (isTheme(req.query.theme)) res.cookie(THEME_COOKIE, req.query.theme, options);
-    res.redirect(303, req.path.startsWith('/') && !req.path.startsWith('//') ? req.path : '/');
+    const path = req.baseUrl + req.path;
+    res.redirect(303, path.startsWith('/') && !path.startsWith('//') ? path : '/');
   };
 }
 

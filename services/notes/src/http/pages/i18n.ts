@@ -25,6 +25,13 @@ export function readCatalogue(locale: string, dir = LOCALES_DIR): Catalogue {
 
 /** One language's page messages; dates and numbers go through Intl in that language. */
 export class Translator extends MessageTranslator {
+  private readonly precise = new Intl.DateTimeFormat(this.locale, { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' });
+
+  /** A moment to the second, in UTC (a receipt's timeline, where events can be seconds apart). */
+  preciseUtc(date: Date): string {
+    return `${this.precise.format(date)} UTC`;
+  }
+
   number(value: number): string {
     return new Intl.NumberFormat(this.locale).format(value);
   }
