@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { AppError, isUndecodablePath, methodsOnly, pageHeaders, readerLanguage, routeName } from '@vanish/common';
+import { AppError, isUndecodablePath, methodsOnly, pageHeaders, readerLanguage, readerTheme, routeName } from '@vanish/common';
 import { type MailTranslator, mailTranslator } from '../domain/mail-i18n';
 import { escapeHtml, PRODUCT_NAME } from '../domain/mail-templates';
 import type { UnsubscribeService } from '../domain/unsubscribe-service';
@@ -14,8 +14,8 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
   router.all('/unsubscribe/:token', routeName('unsubscribe'), pageHeaders, methodsOnly(['GET', 'POST']));
   router.get('/unsubscribe/:token', (req, res) => {
     const t = languageOf(req, res);
-    if (!service.isValid(req.params.token)) return notFound(t, res);
-    page(t, res, 200, t.t('unsubscribe.confirmTitle', { product }), [
+    if (!service.isValid(req.params.token)) return notFound(req, t, res);
+    page(req, t, res, 200, t.t('unsubscribe.confirmTitle', { product }), [
       `<p>${escapeHtml(t.t('unsubscribe.confirmBody', { product }))}</p>`,
       '<form method="post" action=""><input type="hidden" name="List-Unsubscribe" value="One-Click">',
       `<button type="submit">${escapeHtml(t.t('unsubscribe.button'))}</button></form>`,
@@ -23,8 +23,8 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
   });
   router.post('/unsubscribe/:token', async (req, res) => {
     const t = languageOf(req, res);
-    if (!(await service.unsubscribe(req.params.token))) return notFound(t, res);
-    page(t, res, 200, t.t('unsubscribe.doneTitle'), [`<p>${escapeHtml(t.t('unsubscribe.doneBody', { product }))}</p>`]);
+    if (!(await service.unsubscribe(req.params.token))) return notFound(req, t, res);
+    page(req, t, res, 200, t.t('unsubscribe.doneTitle'), [`<p>${escapeHtml(t.t('unsubscribe.doneBody', { product }))}</p>`]);
   });
   router.use(unsubscribePageErrors);
   return router;
@@ -39,12 +39,12 @@ function unsubscribePageErrors(err: unknown, req: Request, res: Response, next: 
   if (res.headersSent || !req.path.startsWith('/unsubscribe/')) { next(err); return; }
   const t = languageOf(req, res);
   if (isUndecodablePath(err)) {
-    pageHeaders(req, res, () => notFound(t, res));
+    pageHeaders(req, res, () => notFound(req, t, res));
     return;
   }
   if (err instanceof AppError && err.statusCode < 500) {
     for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-    page(t, res, err.statusCode, t.t(err.statusCode === 405 ? 'unsubscribe.methodTitle' : 'unsubscribe.badTitle'), [
+    page(req, t, res, err.statusCode, t.t(err.statusCode === 405 ? 'unsubscribe.methodTitle' : 'unsubscribe.badTitle'), [
       `<p>${escapeHtml(t.t('unsubscribe.badBody'))}</p>`,
     ]);
     return;
@@ -64,15 +64,22 @@ function languageOf(req: Request, res: Response): MailTranslator {
   return mailTranslator(readerLanguage(req));
 }
 
-function notFound(t: MailTranslator, res: Response): void {
-  page(t, res, 404, t.t('unsubscribe.invalidTitle'), [`<p>${escapeHtml(t.t('unsubscribe.invalidBody'))}</p>`]);
+function notFound(req: Request, t: MailTranslator, res: Response): void {
+  page(req, t, res, 404, t.t('unsubscribe.invalidTitle'), [`<p>${escapeHtml(t.t('unsubscribe.invalidBody'))}</p>`]);
 }
 
-function page(t: MailTranslator, res: Response, status: number, title: string, body: string[]): void {
+/**
+ * Shown through the gateway on the pages' origin: in the pages' theme (their `theme` cookie) and through their
+ * own stylesheet, so no inline style is needed under the page CSP.
+ */
+function page(req: Request, t: MailTranslator, res: Response, status: number, title: string, body: string[]): void {
+  const theme = readerTheme(req);
   res.status(status).type('html').send([
-    '<!DOCTYPE html>', `<html lang="${t.locale}" dir="${t.dir}"><head><meta charset="utf-8">`,
+    '<!DOCTYPE html>', `<html lang="${t.locale}" dir="${t.dir}"${theme === 'system' ? '' : ` data-theme="${theme}"`}><head><meta charset="utf-8">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${escapeHtml(title)} · ${PRODUCT_NAME}</title></head><body>`,
-    `<h1>${escapeHtml(title)}</h1>`, ...body, '</body></html>', '',
+    `<title>${escapeHtml(title)} · ${PRODUCT_NAME}</title>`,
+    '<link rel="stylesheet" href="/assets/app.css"></head><body>',
+    `<header><a href="/" class="brand">${PRODUCT_NAME}</a></header>`,
+    '<main id="main">', `<h1>${escapeHtml(title)}</h1>`, '<div class="card">', ...body, '</div>', '</main>', '</body></html>', '',
   ].join('\n'));
 }
