@@ -230,6 +230,17 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       expect(unavailable.headers['retry-after']).toBe('7');
     });
 
+    it('when an upstream 5xx in our shape answers a browser on a web route, then the browser gets the gateway\'s page for it, in its language, with the same Retry-After', async () => {
+      notes.mode = 'shaped-503';
+      const page = await send(`${gw.url}/${NOTE}`, { headers: { Accept: 'text/html', 'Accept-Language': 'ja' } });
+      expect(page.status).toBe(503);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(page.headers['retry-after']).toBe('7');
+      expect(page.text).toContain('<html lang="ja" dir="ltr">');
+      expect(page.text).toContain('SERVICE_UNAVAILABLE');
+      expectPageHeaders(page);
+    });
+
     it('when the upstream does not answer in time, then 504 UPSTREAM_TIMEOUT within the timeout', async () => {
       notes.mode = 'hang';
       const started = Date.now();

@@ -55,6 +55,11 @@ export function sendError(req: Request, res: Response, err: unknown): void {
   req.resume();
 }
 
+/** A browser on a web route: it gets a page, never the JSON body. */
+export function wantsPage(req: Request, res: Response): boolean {
+  return res.locals.routeKind === 'page' && req.accepts(['json', 'html']) === 'html';
+}
+
 /** Read on the first page error, like the other catalogues, once per process. */
 let errorPages: ErrorPages | undefined;
 
@@ -62,7 +67,7 @@ function write(req: Request, res: Response, appError: AppError): void {
   applyAnswerHeaders(req, res);
   for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
   res.status(appError.statusCode);
-  if (res.locals.routeKind === 'page' && req.accepts(['json', 'html']) === 'html') {
+  if (wantsPage(req, res)) {
     errorPages ??= ErrorPages.load();
     res.vary('Cookie');
     res.vary('Accept-Language');
