@@ -69,7 +69,8 @@ export class ErrorPages {
       `<h1>${escapeHtml(title)}</h1>`,
       '<div class="card">',
       ...paragraphs.map((text) => `<p>${escapeHtml(text)}</p>`),
-      `<p class="hint" id="error-code">${escapeHtml(t.t('page.code', { code: appError.code }))}</p>`,
+      // The code is isolated (U+2068 … U+2069) so that in a right-to-left sentence it keeps its own direction.
+      `<p class="hint" id="error-code">${escapeHtml(t.t('page.code', { code: `\u2068${appError.code}\u2069` }))}</p>`,
       `<p><a href="/">${escapeHtml(t.t('page.home'))}</a></p>`,
       '</div>',
       '</main>',
