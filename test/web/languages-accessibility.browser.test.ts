@@ -5,17 +5,23 @@ import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { freePort } from '@vanish/testkit/net';
 import { type RunningProcess, runProcess } from '@vanish/testkit/process';
+import { readCatalogue } from '@vanish/common';
 import { LOCALES, type Locale, Translations } from '../../services/notes/src/http/pages/i18n';
+import { GATEWAY_LOCALES_DIR } from '../../services/gateway/src/http/error-pages';
 
 /**
  * Issue 20 in Debian's Chromium: the pages in every language (right to left in Arabic), the no-JS
  * switcher and Accept-Language, both themes, axe-core on every page (zero serious or critical findings,
- * the results written as test output), keyboard-only journeys, and the README's screenshots.
+ * the results written as test output), keyboard-only journeys, and the README's screenshots. The receipt
+ * page and the gateway's own error pages (429 from a second gateway with a view limit of one, 502 from the
+ * mailer route, whose mailer is not running) are held to the same.
  */
 // What runs inside the page (playwright's evaluate) sees the browser's globals; this project has no DOM types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 declare const document: any, window: any, getComputedStyle: (element: unknown) => { backgroundColor: string },
-  requestAnimationFrame: (callback: () => void) => void;
+  requestAnimationFrame: (callback: () => void) => void, MutationObserver: any;
+/** The page's clipboard (Node's own `navigator` type has none). */
+declare const navigator: { clipboard: { readText(): Promise<string> } };
 
 const ROOT = resolve(__dirname, '../..');
 const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
@@ -30,13 +36,17 @@ jest.setTimeout(240_000);
 let dataDir: string;
 let notes: RunningProcess;
 let gateway: RunningProcess;
+/** A second gateway in front of the same notes service, allowing one note-page view an hour per address. */
+let limitedGateway: RunningProcess;
 let browser: Browser;
 let base: string;
+let limitedBase: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'vanish-i18n-'));
-  const [gatewayPort, gatewayAdmin, notesPort, notesAdmin] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const [gatewayPort, gatewayAdmin, notesPort, notesAdmin, limitedPort, limitedAdmin] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
   base = `http://127.0.0.1:${gatewayPort}`;
+  limitedBase = `http://127.0.0.1:${limitedPort}`;
   notes = await runProcess({
     script: join(ROOT, 'services/notes/dist/main.js'),
     env: {
@@ -56,20 +66,30 @@ beforeAll(async () => {
     },
     readyUrl: `http://127.0.0.1:${gatewayAdmin}/readyz`,
   });
+  limitedGateway = await runProcess({
+    script: join(ROOT, 'services/gateway/dist/main.js'),
+    env: {
+      NODE_ENV: 'test', PORT: String(limitedPort), ADMIN_PORT: String(limitedAdmin), DATA_DIR: dataDir,
+      NOTES_URL: `http://127.0.0.1:${notesPort}`, STATS_URL: 'http://127.0.0.1:9', MAILER_URL: 'http://127.0.0.1:9',
+      REDIS_URL: undefined, LOG_LEVEL: 'error', RATE_LIMIT_VIEW_PER_HOUR: '1',
+    },
+    readyUrl: `http://127.0.0.1:${limitedAdmin}/readyz`,
+  });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 });
 
 afterAll(async () => {
   await browser?.close();
+  await limitedGateway?.stop();
   await gateway?.stop();
   await notes?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function createNote(body: Record<string, unknown>): Promise<{ uuid: string; url: string }> {
+async function createNote(body: Record<string, unknown>): Promise<{ uuid: string; url: string; receipt_url: string }> {
   const res = await fetch(`${base}/api/create.php`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   expect(res.status).toBe(200);
-  return (await res.json()) as { uuid: string; url: string };
+  return (await res.json()) as { uuid: string; url: string; receipt_url: string };
 }
 
 async function currentViews(uuid: string): Promise<number | 'gone'> {
@@ -85,6 +105,26 @@ async function contextFor(locale: Locale, theme: 'light' | 'dark', options: Para
 }
 
 const text = (locale: Locale, key: string, values?: Record<string, string | number>) => translations.get(locale).t(key, values);
+/** The gateway's own messages (its error pages' titles have no placeholders). */
+const gatewayText = (locale: Locale, key: string) => readCatalogue(GATEWAY_LOCALES_DIR, locale)[key]!;
+
+/** The page is in this language, this direction, with its heading, and no raw key or unfilled placeholder shows. */
+async function expectInLanguage(page: Page, locale: Locale, heading: string): Promise<void> {
+  await expect(page.locator('html').getAttribute('lang')).resolves.toBe(locale);
+  await expect(page.locator('html').getAttribute('dir')).resolves.toBe(locale === 'ar' ? 'rtl' : 'ltr');
+  await expect(page.locator('h1').textContent()).resolves.toBe(heading);
+  const body = (await page.locator('body').textContent()) ?? '';
+  expect({ locale, leftovers: body.match(/\{[a-z_]+[,}]|\b(?:receipt|error|page|created)\.[a-zA-Z]+\.?[a-zA-Z]*\b/g) }).toEqual({ locale, leftovers: null });
+}
+
+/** The limited gateway's 429 page: the note page asked for until the view limit (one an hour) refuses it. */
+async function rateLimitedPage(page: Page): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const answer = await page.goto(`${limitedBase}/00000000-0000-4000-8000-000000000000`);
+    if (answer?.status() === 429) return;
+  }
+  throw new Error('the limited gateway never answered 429');
+}
 
 /** Presses Tab until the element is focused: the page is used the way a keyboard-only reader uses it. */
 async function tabTo(page: Page, selector: string): Promise<void> {
@@ -389,6 +429,63 @@ describe('the pages for people everywhere (issue 20)', () => {
     await page.keyboard.press('Enter');
     // The clipboard write is asynchronous: wait for it rather than read once.
     await page.waitForFunction(async () => (await navigator.clipboard.readText()) === 'by keyboard', undefined, { polling: 100, timeout: 10_000 });
+    await context.close();
+  });
+
+  it.each([['en', 'light'], ['en', 'dark'], ['ar', 'light'], ['ar', 'dark']] as const)(
+    'when the receipt page and the gateway\'s 429 and 502 pages are audited by axe-core in %s with the %s theme, then nothing serious or critical is found and nothing overflows',
+    async (locale, theme) => {
+      for (const [label, viewport] of [['desktop', { width: 1000, height: 800 }], ['phone', { width: 375, height: 740 }]] as const) {
+        const context = await contextFor(locale, theme, { viewport });
+        const page = await context.newPage();
+        const name = (what: string) => `${what} (${label})`;
+
+        // A receipt with something to tell: a page fetch, a wrong passcode and a reveal.
+        const note = await createNote({ content: 'receipted', passcode: 'pin', max_views: 2 });
+        await page.goto(note.url);
+        await page.fill('#passcode', 'wrong');
+        await page.locator('main form button[type=submit]').click();
+        await page.waitForSelector('#reveal-error');
+        await page.fill('#passcode', 'pin');
+        await page.locator('main form button[type=submit]').click();
+        await page.locator('#note-content').waitFor();
+        await page.goto(note.receipt_url);
+        await expectInLanguage(page, locale, text(locale, 'receipt.heading'));
+        await expect(page.locator('#views-used').textContent()).resolves.toBe(text(locale, 'receipt.viewsUsedValue', { used: 1, max: 2 }));
+        await expect(page.locator('#timeline time').first().getAttribute('datetime')).resolves.toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z$/);
+        await audit(page, name('receipt'), locale, theme);
+        await page.getByRole('button', { name: text(locale, 'receipt.endButton') }).click();
+        await page.locator('#end-reason').waitFor();
+        await expect(page.locator('#end-reason').textContent()).resolves.toBe(text(locale, 'receipt.reason.creator'));
+        await audit(page, name('receipt, ended'), locale, theme);
+
+        await rateLimitedPage(page);
+        await expectInLanguage(page, locale, gatewayText(locale, 'error.rateLimited.title'));
+        await expect(page.locator('html').getAttribute('data-theme')).resolves.toBe(theme);
+        await audit(page, name('gateway 429'), locale, theme);
+
+        const unreachable = await page.goto(`${base}/unsubscribe/no-mailer-behind-this`);
+        expect(unreachable?.status()).toBe(502);
+        await expectInLanguage(page, locale, gatewayText(locale, 'error.unavailable.title'));
+        await audit(page, name('gateway 502'), locale, theme);
+        await context.close();
+      }
+    },
+  );
+
+  it.each([...LOCALES])('when a reader of %s opens a receipt and meets the gateway\'s 429 page on a phone, then both are in that language and fit the screen', async (locale) => {
+    const context = await contextFor(locale, 'dark', { viewport: { width: 375, height: 740 } });
+    const page = await context.newPage();
+    const note = await createNote({ content: 'x', expiry_type: 'both', expiry_time: 24, max_views: 3 });
+    await page.goto(note.receipt_url);
+    await expectInLanguage(page, locale, text(locale, 'receipt.heading'));
+    await expect(page.locator('#status-heading').textContent()).resolves.toBe(text(locale, 'receipt.waiting'));
+    expect(await overflowing(page)).toBe(false);
+    await rateLimitedPage(page);
+    await expectInLanguage(page, locale, gatewayText(locale, 'error.rateLimited.title'));
+    expect(await overflowing(page)).toBe(false);
+    // The stylesheet the gateway's page names is the pages' own: the dark theme is there without a script.
+    await expect(page.evaluate(() => getComputedStyle(document.body).backgroundColor)).resolves.toBe('rgb(18, 18, 18)');
     await context.close();
   });
 

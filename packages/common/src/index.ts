@@ -13,3 +13,4 @@ export * from './time';
 export * from './bus';
 export * from './periodic-task';
 export * from './webhooks';
+export * from './i18n';

@@ -3,6 +3,13 @@ export function formatTimestamp(date: Date): string {
   return date.toISOString().slice(0, 19).replace('T', ' ');
 }
 
+/** The moment a `formatTimestamp` string names; undefined for anything else. */
+export function parseTimestamp(value: string): Date | undefined {
+  if (!/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(value)) return undefined;
+  const date = new Date(`${value.replace(' ', 'T')}Z`);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
 export interface Clock {
   now(): Date;
 }

@@ -179,6 +179,18 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       expect(answer.status).toBe(404);
       expect(answer.headers['content-type']).toMatch(/^text\/html/);
       expectPageHeaders(answer);
+      expect(answer.text).toContain('<html lang="en" dir="ltr">');
+    });
+
+    it('when the reader chose Arabic and a dark theme on the pages, then the gateway\'s own page follows both; Accept-Language otherwise', async () => {
+      const chosen = await send(`${gw.url}/a/b`, { headers: { Accept: 'text/html', Cookie: 'lang=ar; theme=dark', 'Accept-Language': 'de' } });
+      expect(chosen.status).toBe(404);
+      expect(chosen.text).toContain('<html lang="ar" dir="rtl" data-theme="dark">');
+      expect(chosen.headers.vary).toMatch(/Cookie/);
+      const accepted = await send(`${gw.url}/a/b`, { headers: { Accept: 'text/html', 'Accept-Language': 'fr-CA,fr;q=0.8' } });
+      expect(accepted.text).toContain('<h1>Page introuvable</h1>');
+      const api = await send(`${gw.url}/api/nope`, { headers: { Cookie: 'lang=ar', 'Accept-Language': 'de' } });
+      expect(JSON.parse(api.text)).toMatchObject({ code: 'NOT_FOUND', error: 'No such API endpoint' });
     });
   });
 
@@ -216,6 +228,17 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       const unavailable = await send(`${gw.url}/api/view/${NOTE}.php`);
       expectErrorShape(unavailable, 503, 'SERVICE_UNAVAILABLE');
       expect(unavailable.headers['retry-after']).toBe('7');
+    });
+
+    it('when an upstream 5xx in our shape answers a browser on a web route, then the browser gets the gateway\'s page for it, in its language, with the same Retry-After', async () => {
+      notes.mode = 'shaped-503';
+      const page = await send(`${gw.url}/${NOTE}`, { headers: { Accept: 'text/html', 'Accept-Language': 'ja' } });
+      expect(page.status).toBe(503);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(page.headers['retry-after']).toBe('7');
+      expect(page.text).toContain('<html lang="ja" dir="ltr">');
+      expect(page.text).toContain('SERVICE_UNAVAILABLE');
+      expectPageHeaders(page);
     });
 
     it('when the upstream does not answer in time, then 504 UPSTREAM_TIMEOUT within the timeout', async () => {

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { bodyErrorToAppError, toAppError, type AppError } from '@vanish/common';
+import { ErrorPages } from './error-pages';
 import { applyAnswerHeaders } from './security-headers';
 
 /** How long, and how much, an unread request body is read and thrown away before an early answer. */
@@ -8,7 +9,8 @@ const DRAIN_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * Sends an error in the SPEC 7 body (with the error's own headers, such as Allow or Retry-After).
- * Pages that a browser asked for get the same words as a small HTML page.
+ * Pages that a browser asked for get a small HTML page in the reader's language instead (error-pages.ts);
+ * /api answers stay JSON, in English.
  *
  * When the answer comes before the request body was read (a 429, a body over the limit, a
  * compressed body), the rest of the body is read and discarded for a bounded time first, then
@@ -53,22 +55,24 @@ export function sendError(req: Request, res: Response, err: unknown): void {
   req.resume();
 }
 
+/** A browser on a web route: it gets a page, never the JSON body. */
+export function wantsPage(req: Request, res: Response): boolean {
+  return res.locals.routeKind === 'page' && req.accepts(['json', 'html']) === 'html';
+}
+
+/** Read on the first page error, like the other catalogues, once per process. */
+let errorPages: ErrorPages | undefined;
+
 function write(req: Request, res: Response, appError: AppError): void {
   applyAnswerHeaders(req, res);
   for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
   res.status(appError.statusCode);
-  if (res.locals.routeKind === 'page' && req.accepts(['json', 'html']) === 'html') {
-    res.type('html').send(errorPage(appError));
+  if (wantsPage(req, res)) {
+    errorPages ??= ErrorPages.load();
+    res.vary('Cookie');
+    res.vary('Accept-Language');
+    res.type('html').send(errorPages.render(req, appError));
     return;
   }
   res.json(appError.toBody());
-}
-
-function errorPage(appError: AppError): string {
-  const message = escapeHtml(appError.message);
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${appError.statusCode} – ${message}</title></head><body><main><h1>${message}</h1><p>Error code ${escapeHtml(appError.code)}.</p><p><a href="/">Create a note</a></p></main></body></html>`;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -10,7 +10,7 @@ import {
   UpstreamUnavailableError,
   type Logger,
 } from '@vanish/common';
-import { sendError } from './send-error';
+import { sendError, wantsPage } from './send-error';
 import { applyAnswerHeaders } from './security-headers';
 
 export interface UpstreamProxyOptions {
@@ -182,6 +182,11 @@ function relayServerError(proxyRes: IncomingMessage, req: Request, res: Response
     const body = tooBig ? undefined : parseErrorShape(Buffer.concat(chunks).toString('utf8'));
     if (body) {
       const retryAfter = proxyRes.headers['retry-after'];
+      // A browser on a web route gets the gateway's page for that error, in its language, not the JSON.
+      if (wantsPage(req, res)) {
+        sendError(req, res, new RelayedError(status, body.code, body.error, typeof retryAfter === 'string' ? { 'Retry-After': retryAfter } : {}));
+        return;
+      }
       if (typeof retryAfter === 'string') res.setHeader('Retry-After', retryAfter);
       applyAnswerHeaders(req, res);
       res.status(status).json(body);
@@ -190,6 +195,13 @@ function relayServerError(proxyRes: IncomingMessage, req: Request, res: Response
     logger.warn('upstream answered a 5xx that is not in the error shape; replaced', { upstream, status });
     sendError(req, res, replacementFor(status, proxyRes.headers['retry-after']));
   });
+}
+
+/** An upstream's own 5xx in our error shape, relayed with its status, code and Retry-After. */
+class RelayedError extends AppError {
+  constructor(readonly statusCode: number, code: string, message: string, headers: Record<string, string>) {
+    super(code, message, { headers });
+  }
 }
 
 function replacementFor(status: number, retryAfter: string | string[] | undefined): AppError {

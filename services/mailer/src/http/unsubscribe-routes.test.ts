@@ -34,7 +34,8 @@ describe('unsubscribe pages in the reader\'s language', () => {
     expect((await get('/unsubscribe/good', { 'accept-language': 'de-DE,de;q=0.9' })).body).toContain('<button type="submit">Abmelden</button>');
     const arabic = await get('/unsubscribe/nope', { cookie: 'theme=dark; lang=ar', 'accept-language': 'de' });
     expect(arabic.status).toBe(404);
-    expect(arabic.body).toContain('<html lang="ar" dir="rtl">');
+    expect(arabic.body).toContain('<html lang="ar" dir="rtl" data-theme="dark">');
+    expect(arabic.body).toContain('<link rel="stylesheet" href="/assets/app.css">');
     expect(arabic.body).toContain('الرابط غير صالح');
     const done = await get('/unsubscribe/good', { cookie: 'lang=ja' }, 'POST');
     expect(done.body).toContain('配信を停止しました');

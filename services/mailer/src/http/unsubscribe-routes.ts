@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { AppError, isUndecodablePath, methodsOnly, pageHeaders, routeName } from '@vanish/common';
-import { LANG_TAG, MAIL_LOCALES, type MailTranslator, mailTranslator } from '../domain/mail-i18n';
+import { AppError, isUndecodablePath, methodsOnly, pageHeaders, readerLanguage, readerTheme, routeName } from '@vanish/common';
+import { type MailTranslator, mailTranslator } from '../domain/mail-i18n';
 import { escapeHtml, PRODUCT_NAME } from '../domain/mail-templates';
 import type { UnsubscribeService } from '../domain/unsubscribe-service';
 
@@ -13,18 +13,18 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
   const router = Router();
   router.all('/unsubscribe/:token', routeName('unsubscribe'), pageHeaders, methodsOnly(['GET', 'POST']));
   router.get('/unsubscribe/:token', (req, res) => {
-    const t = readerLanguage(req, res);
-    if (!service.isValid(req.params.token)) return notFound(t, res);
-    page(t, res, 200, t.t('unsubscribe.confirmTitle', { product }), [
+    const t = languageOf(req, res);
+    if (!service.isValid(req.params.token)) return notFound(req, t, res);
+    page(req, t, res, 200, t.t('unsubscribe.confirmTitle', { product }), [
       `<p>${escapeHtml(t.t('unsubscribe.confirmBody', { product }))}</p>`,
       '<form method="post" action=""><input type="hidden" name="List-Unsubscribe" value="One-Click">',
       `<button type="submit">${escapeHtml(t.t('unsubscribe.button'))}</button></form>`,
     ]);
   });
   router.post('/unsubscribe/:token', async (req, res) => {
-    const t = readerLanguage(req, res);
-    if (!(await service.unsubscribe(req.params.token))) return notFound(t, res);
-    page(t, res, 200, t.t('unsubscribe.doneTitle'), [`<p>${escapeHtml(t.t('unsubscribe.doneBody', { product }))}</p>`]);
+    const t = languageOf(req, res);
+    if (!(await service.unsubscribe(req.params.token))) return notFound(req, t, res);
+    page(req, t, res, 200, t.t('unsubscribe.doneTitle'), [`<p>${escapeHtml(t.t('unsubscribe.doneBody', { product }))}</p>`]);
   });
   router.use(unsubscribePageErrors);
   return router;
@@ -37,14 +37,14 @@ export function unsubscribeRoutes(service: UnsubscribeService): Router {
  */
 function unsubscribePageErrors(err: unknown, req: Request, res: Response, next: NextFunction): void {
   if (res.headersSent || !req.path.startsWith('/unsubscribe/')) { next(err); return; }
-  const t = readerLanguage(req, res);
+  const t = languageOf(req, res);
   if (isUndecodablePath(err)) {
-    pageHeaders(req, res, () => notFound(t, res));
+    pageHeaders(req, res, () => notFound(req, t, res));
     return;
   }
   if (err instanceof AppError && err.statusCode < 500) {
     for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-    page(t, res, err.statusCode, t.t(err.statusCode === 405 ? 'unsubscribe.methodTitle' : 'unsubscribe.badTitle'), [
+    page(req, t, res, err.statusCode, t.t(err.statusCode === 405 ? 'unsubscribe.methodTitle' : 'unsubscribe.badTitle'), [
       `<p>${escapeHtml(t.t('unsubscribe.badBody'))}</p>`,
     ]);
     return;
@@ -58,24 +58,28 @@ const product = PRODUCT_NAME;
  * Issue 20: the pages' own language cookie (set by the notes pages' switcher on the same origin), else
  * Accept-Language, else English. The unsubscribe link itself names no language.
  */
-function readerLanguage(req: Request, res: Response): MailTranslator {
+function languageOf(req: Request, res: Response): MailTranslator {
   res.vary('Cookie');
   res.vary('Accept-Language');
-  const chosen = /(?:^|;\s*)lang=([^;]*)/.exec(req.get('cookie') ?? '')?.[1]?.trim();
-  if (chosen && chosen.length <= 35 && LANG_TAG.test(chosen)) return mailTranslator(chosen);
-  const accepted = req.acceptsLanguages(...MAIL_LOCALES);
-  return mailTranslator(typeof accepted === 'string' ? accepted : undefined);
+  return mailTranslator(readerLanguage(req));
 }
 
-function notFound(t: MailTranslator, res: Response): void {
-  page(t, res, 404, t.t('unsubscribe.invalidTitle'), [`<p>${escapeHtml(t.t('unsubscribe.invalidBody'))}</p>`]);
+function notFound(req: Request, t: MailTranslator, res: Response): void {
+  page(req, t, res, 404, t.t('unsubscribe.invalidTitle'), [`<p>${escapeHtml(t.t('unsubscribe.invalidBody'))}</p>`]);
 }
 
-function page(t: MailTranslator, res: Response, status: number, title: string, body: string[]): void {
+/**
+ * Shown through the gateway on the pages' origin: in the pages' theme (their `theme` cookie) and through their
+ * own stylesheet, so no inline style is needed under the page CSP.
+ */
+function page(req: Request, t: MailTranslator, res: Response, status: number, title: string, body: string[]): void {
+  const theme = readerTheme(req);
   res.status(status).type('html').send([
-    '<!DOCTYPE html>', `<html lang="${t.locale}" dir="${t.dir}"><head><meta charset="utf-8">`,
+    '<!DOCTYPE html>', `<html lang="${t.locale}" dir="${t.dir}"${theme === 'system' ? '' : ` data-theme="${theme}"`}><head><meta charset="utf-8">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${escapeHtml(title)} · ${PRODUCT_NAME}</title></head><body>`,
-    `<h1>${escapeHtml(title)}</h1>`, ...body, '</body></html>', '',
+    `<title>${escapeHtml(title)} · ${PRODUCT_NAME}</title>`,
+    '<link rel="stylesheet" href="/assets/app.css"></head><body>',
+    `<header><a href="/" class="brand">${PRODUCT_NAME}</a></header>`,
+    '<main id="main">', `<h1>${escapeHtml(title)}</h1>`, '<div class="card">', ...body, '</div>', '</main>', '</body></html>', '',
   ].join('\n'));
 }

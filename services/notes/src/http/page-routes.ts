@@ -1,15 +1,18 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import QRCode from 'qrcode';
-import { AppError, type Logger, ValidationError, isUndecodablePath, pageHeaders, routeName } from '@vanish/common';
+import {
+  AppError, LANG_COOKIE, THEME_COOKIE, type Logger, ValidationError, isTheme, isUndecodablePath, pageHeaders,
+  readerLanguage, readerTheme, routeName,
+} from '@vanish/common';
 import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
 import type { RequestAccess } from '../domain/note-webhooks';
 import type { FormTokens } from './form-tokens';
 import { APP_CSS, APP_JS, ENVELOPE_JS } from './pages/assets';
 import type { ExpiryPreset } from './pages/expiry-presets';
-import { DEFAULT_LOCALE, LOCALES, type Locale, Translations, isLocale } from './pages/i18n';
+import { Translations, isLocale } from './pages/i18n';
 import {
-  THEMES, type CreateFormValues, type PageContext, type Theme, createPage, createdPage, errorPage, forbiddenPage,
+  type CreateFormValues, type PageContext, createPage, createdPage, errorPage, forbiddenPage,
   formErrorMessage, notFoundPage, notePage, revealedPage,
 } from './pages/templates';
 
@@ -28,8 +31,6 @@ export interface PageRoutesDeps {
 }
 
 /** The reader's choices: first-party, no identifier, a year long, never sent to another site's requests. */
-const LANG_COOKIE = 'lang';
-const THEME_COOKIE = 'theme';
 const COOKIE_MAX_AGE_MS = 365 * 24 * 3_600_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -39,23 +40,35 @@ const USER_AGENT_MAX_LENGTH = 512;
 class PageNotFound extends Error {}
 export class PageForbidden extends Error {}
 
+/** Issue 20: the reader's switcher choice (cookie), else Accept-Language, else English; for every page route. */
+export function pageContextFor(translations: Translations): (req: Request, switcher: boolean) => PageContext {
+  const languages = translations.names();
+  return (req, switcher) => ({ t: translations.get(readerLanguage(req)), theme: readerTheme(req), languages, switcher });
+}
+
+/**
+ * The switcher is a GET form to the page itself: remember the choice, then show the page at its own
+ * address again (the browser keeps a link's #key across this redirect). Pages answer per language.
+ */
+export function pageSettings(publicBaseUrl: string): express.RequestHandler {
+  const secure = new URL(publicBaseUrl).protocol === 'https:';
+  return (req, res, next) => {
+    res.vary('Cookie');
+    res.vary('Accept-Language');
+    if (req.method !== 'GET' || (req.query.lang === undefined && req.query.theme === undefined)) { next(); return; }
+    const options = { path: '/', maxAge: COOKIE_MAX_AGE_MS, sameSite: 'lax' as const, httpOnly: true, secure };
+    if (isLocale(req.query.lang)) res.cookie(LANG_COOKIE, req.query.lang, options);
+    if (isTheme(req.query.theme)) res.cookie(THEME_COOKIE, req.query.theme, options);
+    const path = req.baseUrl + req.path;
+    res.redirect(303, path.startsWith('/') && !path.startsWith('//') ? path : '/');
+  };
+}
+
 /**
  * DECISIONS 9: the only place note content is ever shown. GET never consumes a view (link
  * previews fetch links); only the reveal POST does, and only with a same-origin, single-use
  * form token.
  */
-/** Issue 20: the reader's switcher choice (cookie), else Accept-Language, else English; for every page route. */
-export function pageContextFor(translations: Translations): (req: Request, switcher: boolean) => PageContext {
-  const languages = translations.names();
-  return (req, switcher) => {
-    const cookies = readCookies(req.get('cookie'));
-    const chosen = cookies[LANG_COOKIE];
-    const locale: Locale = isLocale(chosen) ? chosen : negotiated(req);
-    const theme = cookies[THEME_COOKIE];
-    return { t: translations.get(locale), theme: isTheme(theme) ? theme : 'system', languages, switcher };
-  };
-}
-
 export function createPageRoutes(deps: PageRoutesDeps): Router {
   const router = Router();
   const allowedOrigin = new URL(deps.publicBaseUrl).origin;
@@ -66,24 +79,10 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   const translations = deps.translations ?? new Translations();
   const presets = deps.expiryPresets ?? [];
   const retentionDays = Math.max(1, Math.round((deps.retentionHours ?? 720) / 24));
-  const secureCookies = new URL(deps.publicBaseUrl).protocol === 'https:';
   const context = pageContextFor(translations);
 
   router.use(pageHeaders);
-  router.use((_req, res, next) => {
-    res.vary('Cookie');
-    res.vary('Accept-Language');
-    next();
-  });
-  // The switcher is a GET form to the page itself: remember the choice, then show the page at its own
-  // address again (the browser keeps a link's #key across this redirect).
-  router.use((req, res, next) => {
-    if (req.method !== 'GET' || (req.query.lang === undefined && req.query.theme === undefined)) { next(); return; }
-    const options = { path: '/', maxAge: COOKIE_MAX_AGE_MS, sameSite: 'lax' as const, httpOnly: true, secure: secureCookies };
-    if (isLocale(req.query.lang)) res.cookie(LANG_COOKIE, req.query.lang, options);
-    if (isTheme(req.query.theme)) res.cookie(THEME_COOKIE, req.query.theme, options);
-    res.redirect(303, req.path.startsWith('/') && !req.path.startsWith('//') ? req.path : '/');
-  });
+  router.use(pageSettings(deps.publicBaseUrl));
 
   router.get('/assets/app.css', routeName('/assets/app.css'), (_req, res) => { res.type('css').send(APP_CSS); });
   router.get('/assets/app.js', routeName('/assets/app.js'), (_req, res) => { res.type('js').send(APP_JS); });
@@ -272,27 +271,6 @@ function chosenPreset(fields: Record<string, string | undefined>, presets: reado
   const preset = presets.find((candidate) => candidate.value === value);
   if (!preset) throw new ValidationError('INVALID_EXPIRY_TIME', 'expiry_preset is not one of the offered presets', { parameter: 'expiry_preset' });
   return preset;
-}
-
-function isTheme(value: unknown): value is Theme {
-  return typeof value === 'string' && (THEMES as readonly string[]).includes(value);
-}
-
-function negotiated(req: Request): Locale {
-  const found = req.acceptsLanguages(...LOCALES);
-  return isLocale(found) ? found : DEFAULT_LOCALE;
-}
-
-/** Only the two names the pages set are read; values are checked against their lists by the caller. */
-function readCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at < 0) continue;
-    const name = part.slice(0, at).trim();
-    if (name === LANG_COOKIE || name === THEME_COOKIE) out[name] = part.slice(at + 1).trim();
-  }
-  return out;
 }
 
 function describe(err: unknown): unknown {

@@ -14,8 +14,3 @@ export function classifyClient(userAgent: string | undefined): ClientClass {
   return /^Mozilla\/\d/.test(agent) ? 'browser' : 'other';
 }
 
-export const CLIENT_CLASS_LABELS: Readonly<Record<ClientClass, string>> = {
-  link_preview_bot: 'link preview bot',
-  browser: 'browser',
-  other: 'other client',
-};

@@ -1,79 +1,77 @@
+import { parseTimestamp } from '@vanish/common';
 import { type Html, html, raw } from '../http/pages/html';
+import type { Translator } from '../http/pages/i18n';
 import type { PageContext } from '../http/pages/templates';
 import { layout } from '../http/pages/templates';
-import { CLIENT_CLASS_LABELS } from './client-class';
 import type { ReceiptBody, ReceiptTimelineEntry } from './receipt-service';
-import type { NoteEndReason } from '../domain/ports';
 
-const END_REASONS: Readonly<Record<NoteEndReason, string>> = {
-  views: 'destroyed after its last allowed view',
-  lockout: 'destroyed after five wrong passcodes',
-  takedown: 'taken down by the operator',
-  creator: 'ended by you from this receipt',
-  time: 'expired at its time limit',
-  retention: 'deleted unread after the retention period',
-};
+/** A receipt's `YYYY-MM-DD HH:MM:SS` (UTC) said in the reader's language, machine-readable beside it. */
+function moment(t: Translator, timestamp: string | null, precise = false): Html {
+  const date = timestamp ? parseTimestamp(timestamp) : undefined;
+  if (!date) return html`${timestamp ?? ''}`;
+  return html`<time datetime="${date.toISOString()}">${precise ? t.preciseUtc(date) : t.dateUtc(date)}</time>`;
+}
 
-function describe(entry: ReceiptTimelineEntry): string {
+function describe(t: Translator, entry: ReceiptTimelineEntry): string {
   switch (entry.event) {
-    case 'created': return 'Note created';
-    case 'page_fetch': return `Note page fetched without opening the note (${CLIENT_CLASS_LABELS[entry.client]}); no view used`;
-    case 'reveal': return 'Note opened and read: one view used';
-    case 'wrong_passcode': return 'Wrong passcode tried; nothing shown';
-    case 'end': return `Note ${END_REASONS[entry.reason]}`;
+    case 'page_fetch': return t.t(`receipt.event.pageFetch.${entry.client}`);
+    case 'end': return t.t('receipt.event.end', { reason: t.t(`receipt.reason.${entry.reason}`) });
+    default: return t.t(`receipt.event.${entry.event}`);
   }
 }
 
-function expiryText(receipt: ReceiptBody): string {
-  const views = `${receipt.max_views} ${receipt.max_views === 1 ? 'view' : 'views'}`;
-  switch (receipt.expiry_type) {
-    case 'time': return `at ${receipt.expires_at} UTC`;
-    case 'both': return `after ${views} or at ${receipt.expires_at} UTC, whichever comes first`;
-    default: return `after ${views} (unread, deleted at ${receipt.expires_at} UTC)`;
-  }
+function expiryText(t: Translator, receipt: ReceiptBody): string {
+  const date = parseTimestamp(receipt.expires_at);
+  const at = date ? t.dateUtc(date) : receipt.expires_at;
+  const type = receipt.expiry_type === 'time' || receipt.expiry_type === 'both' ? receipt.expiry_type : 'view';
+  return t.t(`receipt.expiry.${type}`, { views: receipt.max_views, at });
 }
 
 /** The receipt page (DECISIONS 12): what happened to the note. It never shows content and counts nothing. */
 export function receiptPage(ctx: PageContext, receipt: ReceiptBody, endToken: string | null, jsonPath: string, notice?: string): string {
+  const { t } = ctx;
   const ended = receipt.status === 'ended';
-  return layout(ctx, 'Receipt', html`
-<h1>Receipt of your note</h1>
+  const endedAt = receipt.ended_at ? parseTimestamp(receipt.ended_at) : undefined;
+  const purgeAt = receipt.purge_after ? parseTimestamp(receipt.purge_after) : undefined;
+  return layout(ctx, t.t('receipt.title'), html`
+<h1>${t.t('receipt.heading')}</h1>
 ${notice ? html`<p class="card" role="status" id="receipt-notice">${notice}</p>` : raw('')}
 <section class="card" aria-labelledby="status-heading">
-  <h2 id="status-heading">${ended ? `Ended ${receipt.ended_at} UTC` : 'Waiting to be read'}</h2>
+  <h2 id="status-heading">${ended ? t.t('receipt.ended', { when: endedAt ? t.dateUtc(endedAt) : receipt.ended_at ?? '' }) : t.t('receipt.waiting')}</h2>
   <dl class="facts">
-    <dt>Created</dt><dd>${receipt.created_at} UTC</dd>
-    <dt>Destroyed</dt><dd>${expiryText(receipt)}</dd>
-    <dt>Views used</dt><dd id="views-used">${String(receipt.views_used)} of ${String(receipt.max_views)}</dd>
-    <dt>Views left</dt><dd id="views-left">${String(receipt.views_left)}</dd>
-    <dt>Passcode</dt><dd>${receipt.has_passcode ? 'yes' : 'no'}</dd>
-    ${ended ? html`<dt>How it ended</dt><dd id="end-reason">${receipt.end_reason ? END_REASONS[receipt.end_reason] : ''}</dd>
-    <dt>This receipt</dt><dd>kept until ${receipt.purge_after ?? ''} UTC, then deleted</dd>` : raw('')}
+    <dt>${t.t('receipt.created')}</dt><dd>${moment(t, receipt.created_at)}</dd>
+    <dt>${t.t('receipt.destroyed')}</dt><dd>${expiryText(t, receipt)}</dd>
+    <dt>${t.t('receipt.viewsUsed')}</dt><dd id="views-used">${t.t('receipt.viewsUsedValue', { used: receipt.views_used, max: receipt.max_views })}</dd>
+    <dt>${t.t('receipt.viewsLeft')}</dt><dd id="views-left">${t.number(receipt.views_left)}</dd>
+    <dt>${t.t('receipt.passcode')}</dt><dd>${t.t(receipt.has_passcode ? 'receipt.yes' : 'receipt.no')}</dd>
+    ${ended ? html`<dt>${t.t('receipt.howEnded')}</dt><dd id="end-reason">${receipt.end_reason ? t.t(`receipt.reason.${receipt.end_reason}`) : ''}</dd>
+    <dt>${t.t('receipt.thisReceipt')}</dt><dd>${t.t('receipt.keptUntil', { when: purgeAt ? t.dateUtc(purgeAt) : receipt.purge_after ?? '' })}</dd>` : raw('')}
   </dl>
 </section>
 <section class="card" aria-labelledby="timeline-heading">
-  <h2 id="timeline-heading">What happened</h2>
+  <h2 id="timeline-heading">${t.t('receipt.timelineHeading')}</h2>
   <ol class="timeline" id="timeline">
-    ${receipt.timeline.map((entry): Html => html`<li data-event="${entry.event}"><time>${entry.at} UTC</time>${describe(entry)}</li>`)}
+    ${receipt.timeline.map((entry): Html => html`<li data-event="${entry.event}">${moment(t, entry.at, true)} ${describe(t, entry)}</li>`)}
   </ol>
-  <p class="hint">Times are UTC. Link previews (chat apps, mail scanners) fetch a shared link without opening the note; they never use a view.</p>
+  <p class="hint">${t.t('receipt.timelineHint')}</p>
 </section>
 ${!ended && endToken ? html`<section class="card" aria-labelledby="end-heading">
-  <h2 id="end-heading">Changed your mind?</h2>
+  <h2 id="end-heading">${t.t('receipt.endHeading')}</h2>
   <form method="post">
     <input type="hidden" name="form_token" value="${endToken}">
-    <button type="submit" class="danger">End this note now</button>
+    <button type="submit" class="danger">${t.t('receipt.endButton')}</button>
   </form>
-  <p class="hint">The note is deleted at once; its link will show "not found" to everyone.</p>
+  <p class="hint">${t.t('receipt.endHint')}</p>
 </section>` : raw('')}
-<p class="hint">This page never shows the note and never uses a view. Keep its link to yourself. <a href="${jsonPath}">Signed copy (JSON)</a> to keep as proof.</p>`);
+<p class="hint">${t.t('receipt.footer')} <a href="${jsonPath}">${t.t('receipt.signedCopy')}</a></p>`);
 }
 
 export function receiptNotFoundPage(ctx: PageContext): string {
-  return layout(ctx, 'Receipt not found', html`
-<h1>This receipt does not exist</h1>
+  const { t } = ctx;
+  return layout(ctx, t.t('receipt.notFound.title'), html`
+<h1>${t.t('receipt.notFound.heading')}</h1>
 <div class="card">
-  <p>It may never have existed, or its note ended long enough ago that the receipt was deleted too.</p>
-  <p><a href="/">Write a new note</a></p>
+  <p>${t.t('receipt.notFound.body')}</p>
+  <p><a href="/">${t.t('notFound.newNote')}</a></p>
 </div>`);
 }

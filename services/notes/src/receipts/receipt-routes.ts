@@ -3,7 +3,7 @@ import {
   AppError, NotFoundError, ServiceUnavailableError, apiHeaders, errorHandler, isUndecodablePath, methodsOnly, pageHeaders, routeName, type Logger,
 } from '@vanish/common';
 import type { FormTokens } from '../http/form-tokens';
-import { PageForbidden, pageContextFor, sameOriginOrThrow } from '../http/page-routes';
+import { PageForbidden, pageContextFor, pageSettings, sameOriginOrThrow } from '../http/page-routes';
 import { Translations } from '../http/pages/i18n';
 import { errorPage, forbiddenPage } from '../http/pages/templates';
 import { receiptNotFoundPage, receiptPage } from './receipt-pages';
@@ -66,12 +66,13 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
     res.status(200).json(deps.signer.publicJwks);
   });
 
-  router.get('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, async (req, res) => {
+  // The language and theme switcher works here as on the other pages (a GET to the page itself).
+  router.get('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, pageSettings(deps.publicBaseUrl), async (req, res) => {
     const id = String(req.params.id);
     const receipt = await deps.receipts.read(id);
     if (!receipt) throw new ReceiptPageNotFound();
     const token = receipt.status === 'active' ? deps.formTokens.issue('end-note', id) : null;
-    send(res, 200, receiptPage(context(req, false), receipt, token, `/api/receipt/${id}.php`));
+    send(res, 200, receiptPage(context(req, true), receipt, token, `/api/receipt/${id}.php`));
   });
 
   router.post('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, form, async (req, res) => {

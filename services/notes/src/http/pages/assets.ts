@@ -43,10 +43,10 @@ pre.content { white-space: pre-wrap; word-break: break-word; font-family: ui-mon
 footer { color: var(--muted); font-size: .875rem; }
 [hidden] { display: none !important; }
 button.danger { background: var(--danger); }
-ol.timeline { padding-left: 1.25rem; margin: .5rem 0 0; }
+ol.timeline { padding-inline-start: 1.25rem; margin: .5rem 0 0; }
 ol.timeline li { margin: .25rem 0; }
-ol.timeline time { font-family: ui-monospace, monospace; font-size: .875rem; color: var(--muted); margin-right: .5rem; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
+ol.timeline time { font-size: .875rem; color: var(--muted); margin-inline-end: .5rem; }
+dl.facts { display: grid; grid-template-columns: fit-content(50%) 1fr; gap: .25rem 1rem; margin: 0; }
 dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; }
 `;

@@ -1,65 +1,35 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { IntlMessageFormat } from 'intl-messageformat';
+import {
+  DEFAULT_LANGUAGE, LANGUAGES, MessageTranslator, isLanguage, loadTranslators, readCatalogue as readCatalogueIn,
+  type Catalogue, type Language,
+} from '@vanish/common';
+
+export type { Catalogue, MessageValues } from '@vanish/common';
 
 /**
- * The pages' languages. Each one is a catalogue of ICU messages in `services/notes/locales/<locale>.json`
- * (flat keys, plain text, ICU `{name}` placeholders and plurals), which a translator edits without
- * reading code; a unit test fails when a catalogue lacks a key of the English one or changes its placeholders.
+ * The pages' languages (the shared list, issue 20). Each one is a catalogue of ICU messages in
+ * `services/notes/locales/<locale>.json`, which a translator edits without reading code; a unit test fails
+ * when a catalogue lacks a key of the English one or changes its placeholders.
  */
-export const LOCALES = ['en', 'de', 'fr', 'es', 'pt-BR', 'ja', 'uk', 'ar'] as const;
-export type Locale = (typeof LOCALES)[number];
-export const DEFAULT_LOCALE: Locale = 'en';
-const RIGHT_TO_LEFT: ReadonlySet<Locale> = new Set(['ar']);
+export const LOCALES = LANGUAGES;
+export type Locale = Language;
+export const DEFAULT_LOCALE: Locale = DEFAULT_LANGUAGE;
+export const isLocale = isLanguage;
 
 /** Read once at start, from the source tree or the built one alike (both sit three levels below the service). */
 export const LOCALES_DIR = join(__dirname, '..', '..', '..', 'locales');
 
-export type Catalogue = Readonly<Record<string, string>>;
-
 export function readCatalogue(locale: string, dir = LOCALES_DIR): Catalogue {
-  const parsed: unknown = JSON.parse(readFileSync(join(dir, `${locale}.json`), 'utf8'));
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`locales/${locale}.json is not an object`);
-  for (const [key, value] of Object.entries(parsed)) {
-    if (typeof value !== 'string') throw new Error(`locales/${locale}.json: ${key} is not a string`);
-  }
-  return parsed as Catalogue;
+  return readCatalogueIn(dir, locale);
 }
 
-export function isLocale(value: unknown): value is Locale {
-  return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
-}
+/** One language's page messages; dates and numbers go through Intl in that language. */
+export class Translator extends MessageTranslator {
+  private readonly precise = new Intl.DateTimeFormat(this.locale, { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' });
 
-export type MessageValues = Record<string, string | number>;
-
-/** One language's messages, compiled once; dates and numbers go through Intl in that language. */
-export class Translator {
-  readonly dir: 'ltr' | 'rtl';
-  private readonly compiled = new Map<string, IntlMessageFormat>();
-  private readonly dateTime: Intl.DateTimeFormat;
-
-  constructor(readonly locale: Locale, private readonly messages: Catalogue, private readonly fallback?: Translator) {
-    this.dir = RIGHT_TO_LEFT.has(locale) ? 'rtl' : 'ltr';
-    this.dateTime = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' });
-  }
-
-  t(key: string, values?: MessageValues): string {
-    const source = this.messages[key];
-    if (source === undefined) {
-      if (this.fallback) return this.fallback.t(key, values);
-      throw new Error(`no message ${key}`);
-    }
-    let format = this.compiled.get(key);
-    if (!format) {
-      format = new IntlMessageFormat(source, this.locale);
-      this.compiled.set(key, format);
-    }
-    return String(format.format(values));
-  }
-
-  /** A moment, in UTC, said the way this language says it (`November 25, 2026 at 9:00 AM UTC`). */
-  dateUtc(date: Date): string {
-    return `${this.dateTime.format(date)} UTC`;
+  /** A moment to the second, in UTC (a receipt's timeline, where events can be seconds apart). */
+  preciseUtc(date: Date): string {
+    return `${this.precise.format(date)} UTC`;
   }
 
   number(value: number): string {
@@ -73,13 +43,10 @@ export class Translator {
 }
 
 export class Translations {
-  private readonly byLocale = new Map<Locale, Translator>();
+  private readonly byLocale: ReadonlyMap<Locale, Translator>;
 
   constructor(dir = LOCALES_DIR) {
-    const english = new Translator(DEFAULT_LOCALE, readCatalogue(DEFAULT_LOCALE, dir));
-    this.byLocale.set(DEFAULT_LOCALE, english);
-    // A key a translation lacks (the unit test forbids it) would still show in English, never as a raw key.
-    for (const locale of LOCALES) if (locale !== DEFAULT_LOCALE) this.byLocale.set(locale, new Translator(locale, readCatalogue(locale, dir), english));
+    this.byLocale = loadTranslators(dir, (locale, messages, fallback?: Translator) => new Translator(locale, messages, fallback));
   }
 
   get(locale: Locale): Translator {

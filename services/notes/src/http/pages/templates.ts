@@ -1,11 +1,11 @@
+import { THEMES, type Theme } from '@vanish/common';
 import type { CreatedNote, NoteMetadata } from '../../domain/notes';
 import { ASSET_INTEGRITY } from './assets';
 import type { ExpiryPreset } from './expiry-presets';
 import { type Html, html, raw } from './html';
 import type { Locale, Translator } from './i18n';
 
-export const THEMES = ['system', 'light', 'dark'] as const;
-export type Theme = (typeof THEMES)[number];
+export { THEMES, type Theme } from '@vanish/common';
 
 /** What every page needs besides its own data: the reader's language and theme (issue 20). */
 export interface PageContext {
@@ -26,6 +26,7 @@ const VIEWS_MAX = 100;
 const HOURS_MIN = 1;
 const HOURS_MAX = 8760;
 const PASSCODE_MAX = 128;
+const WEBHOOK_URL_MAX = 2048;
 
 function switcher(ctx: PageContext): Html {
   if (!ctx.switcher) return raw('');
@@ -96,6 +97,7 @@ export function formErrorMessage(t: Translator, parameter: string | null): strin
     case 'passcode': return t.t('create.error.passcode', { max: PASSCODE_MAX });
     case 'notification_email':
     case 'send_link_email': return t.t('create.error.email');
+    case 'webhook_url': return t.t('create.error.webhook_url', { max: WEBHOOK_URL_MAX });
     default: return t.t('create.error.other');
   }
 }
@@ -186,9 +188,9 @@ ${general}
   <input id="send_link_email" name="send_link_email" type="email" maxlength="254" dir="ltr" value="${values.send_link_email ?? ''}"${described(error, 'send_link_email', 'send-link-hint')}>
   <p class="hint" id="send-link-hint">${t.t('create.sendLinkHint')}</p>
   ${errorFor(error, 'send_link_email')}
-  <label for="webhook_url">Webhook URL (optional)</label>
-  <input id="webhook_url" name="webhook_url" type="url" maxlength="2048" value="${values.webhook_url ?? ''}"${described(error, 'webhook_url', 'webhook-hint')}>
-  <p class="hint" id="webhook-hint">We POST a signed event there when the note is read, a passcode is wrong, or the note ends.</p>
+  <label for="webhook_url">${t.t('create.webhook')}</label>
+  <input id="webhook_url" name="webhook_url" type="url" maxlength="${WEBHOOK_URL_MAX}" dir="ltr" value="${values.webhook_url ?? ''}"${described(error, 'webhook_url', 'webhook-hint')}>
+  <p class="hint" id="webhook-hint">${t.t('create.webhookHint')}</p>
   ${errorFor(error, 'webhook_url')}
   <p class="hint" id="sealing-hint" hidden>${t.t('create.sealingHint')}</p>
   <button type="submit">${t.t('create.submit')}</button>
@@ -230,7 +232,7 @@ function createdInBrowserPage(ctx: PageContext, note: CreatedNote): string {
   <p class="error" id="key-gone" hidden>${t.t('created.keyGone')}</p>
   <p class="hint">${t.t('created.onlyKey')}</p>
 </section>
-${note.receiptUrl ? receiptSection(note.receiptUrl) : raw('')}
+${note.receiptUrl ? receiptSection(t, note.receiptUrl) : raw('')}
 <p><a href="/">${t.t('created.another')}</a></p>`);
 }
 
@@ -248,11 +250,14 @@ export function createdPage(ctx: PageContext, note: CreatedNote, qrSvg: string, 
   <p class="hint">${t.t('created.serverEncrypted')}</p>
   <figure class="qr">${raw(qrSvg)}<figcaption class="hint">${t.t('created.qr')}</figcaption></figure>
 </section>
-${note.receiptUrl ? receiptSection(note.receiptUrl) : raw('')}
+${note.receiptUrl ? receiptSection(t, note.receiptUrl) : raw('')}
 ${note.webhookSecret ? html`<section class="card" aria-labelledby="webhook-heading">
-  <h2 id="webhook-heading">Webhook</h2>
-  <p>Note reference: <code id="note-ref">${note.noteRef ?? ''}</code></p>
-  <p>Signing secret (shown once): <code id="webhook-secret">${note.webhookSecret}</code></p>
+  <h2 id="webhook-heading">${t.t('created.webhookHeading')}</h2>
+  <dl class="facts">
+    <dt>${t.t('created.noteRef')}</dt><dd><code id="note-ref" dir="ltr">${note.noteRef ?? ''}</code></dd>
+    <dt>${t.t('created.webhookSecret')}</dt><dd><code id="webhook-secret" class="link" dir="ltr">${note.webhookSecret}</code></dd>
+  </dl>
+  <p class="hint">${t.t('created.webhookHint')}</p>
 </section>` : raw('')}
 <p><a href="/">${t.t('created.another')}</a></p>`);
 }
@@ -320,11 +325,11 @@ export function errorPage(ctx: PageContext, message: string): string {
 }
 
 /** DECISIONS 12: the creator's receipt link, beside the note's link, shown once. */
-function receiptSection(receiptUrl: string): Html {
+function receiptSection(t: Translator, receiptUrl: string): Html {
   return html`<section class="card" aria-labelledby="receipt-heading">
-  <h2 id="receipt-heading">Your receipt: keep this, do not share it</h2>
-  <p class="link" id="receipt-link"><a href="${receiptUrl}">${receiptUrl}</a></p>
-  <button type="button" class="secondary" data-copy-target="receipt-link" hidden>Copy receipt link</button>
-  <p class="hint">Only for you: it shows whether the note was opened, by a person or a link preview, and lets you end it early. It never shows the note. Whoever has it can end the note, so do not send it with the link.</p>
+  <h2 id="receipt-heading">${t.t('created.receiptHeading')}</h2>
+  <p class="link" id="receipt-link" dir="ltr"><a href="${receiptUrl}">${receiptUrl}</a></p>
+  ${copyButton(t, 'receipt-link', 'created.copyReceipt')}
+  <p class="hint">${t.t('created.receiptHint')}</p>
 </section>`;
 }
