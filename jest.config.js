@@ -11,18 +11,20 @@ const roots = ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'];
 const base = { transform, moduleNameMapper, roots, testEnvironment: 'node', modulePathIgnorePatterns: ['/dist/'] };
 
 const project = (displayName, testMatch, extra = {}) => ({ ...base, displayName, testMatch, ...extra });
+/** Every project but unit talks to real servers, processes or a browser: see test/support/generous-timeout.js. */
+const slow = { setupFilesAfterEnv: ['<rootDir>/test/support/generous-timeout.js'] };
 
 module.exports = {
   projects: [
     project('unit', ['**/src/**/*.test.ts']),
-    project('integration', ['**/test/**/*.int.test.ts']),
-    project('e2e', ['**/test/**/*.e2e.test.ts']),
-    project('browser', ['**/test/**/*.browser.test.ts']),
-    project('resilience', ['**/test/**/*.resilience.test.ts']),
-    project('containers', ['**/test/**/*.containers.test.ts']),
-    project('compose', ['**/test/**/*.compose.test.ts']),
+    project('integration', ['**/test/**/*.int.test.ts'], slow),
+    project('e2e', ['**/test/**/*.e2e.test.ts'], slow),
+    project('browser', ['**/test/**/*.browser.test.ts'], slow),
+    project('resilience', ['**/test/**/*.resilience.test.ts'], slow),
+    project('containers', ['**/test/**/*.containers.test.ts'], slow),
+    project('compose', ['**/test/**/*.compose.test.ts'], slow),
     // Real clusters (three RabbitMQ nodes, Redis with Sentinels, a MariaDB primary) started on loopback
     // ports by the tests themselves: `npm run test:cluster` (docs/testing.md).
-    project('cluster', ['**/test/**/*.cluster.test.ts']),
+    project('cluster', ['**/test/**/*.cluster.test.ts'], slow),
   ],
 };
