@@ -1,8 +1,48 @@
+import { Cluster } from 'ioredis';
+import { silentLogger } from '@vanish/common';
 import { waitFor } from '@vanish/testkit/net';
+import { clusterClientOptions } from '../../services/gateway/src/adapters/limiter/redis-cluster';
+import { RedisRateLimiter } from '../../services/gateway/src/adapters/limiter/redis-rate-limiter';
+import { rateLimiterContract } from '../../services/gateway/test/contract/rate-limiter.contract';
+import { testPrefix } from '../../services/gateway/test/support/gateway-harness';
 import { startLimitedGateways, type LimitedGateways } from './support/limited-gateways';
 import { CLUSTER_NODE_TIMEOUT_MS, startRedisCluster, type RedisClusterUnderTest } from './support/redis-cluster';
 
 const LIMIT = 120;
+
+let cluster: RedisClusterUnderTest;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+}, 120_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+}, 60_000);
+
+/**
+ * rate-limiter-flexible's Redis limiter on ioredis's Cluster client, made with the gateway's own
+ * options: every operation the limiter makes touches one key, so one slot (a CROSSSLOT would fail here).
+ */
+describe('RedisRateLimiter on a Redis Cluster', () => {
+  rateLimiterContract(async (policy) => {
+    const connection = { commandTimeout: 500, connectTimeout: 2000, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false, retryStrategy: () => 200 };
+    const settings = { nodes: cluster.nodeList.split(',').map((entry) => ({ host: '127.0.0.1', port: Number(entry.split(':')[1]) })), tls: false };
+    const redis = new Cluster(settings.nodes, clusterClientOptions(settings, connection, undefined));
+    await new Promise<void>((resolve, reject) => {
+      redis.once('ready', () => resolve());
+      redis.once('error', reject);
+    });
+    const limiter = new RedisRateLimiter({ redis, policy, keyPrefix: testPrefix('cluster-contract'), retryIntervalMs: 1000, logger: silentLogger });
+    return {
+      limiter,
+      close: async () => {
+        await limiter.stop();
+        redis.disconnect();
+      },
+    };
+  });
+});
 
 /**
  * Two gateways share their create limit through a Redis Cluster (three masters, three replicas); the
@@ -11,17 +51,14 @@ const LIMIT = 120;
  * most one limit per gateway), and the counts continue on the promoted replica.
  */
 describe('gateway limits on a Redis Cluster, a master killed under load', () => {
-  let cluster: RedisClusterUnderTest;
   let limited: LimitedGateways;
 
   beforeAll(async () => {
-    cluster = await startRedisCluster();
     limited = await startLimitedGateways('cluster', LIMIT, { REDIS_CLUSTER_NODES: cluster.nodeList });
-  }, 120_000);
+  }, 60_000);
 
   afterAll(async () => {
     await limited?.stop();
-    await cluster?.stop();
   }, 60_000);
 
   const counter = async (): Promise<number> => {

@@ -162,8 +162,8 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
   const common = { ...connection, enableOfflineQueue: false, enableAutoPipelining: true };
   let redis: Redis | Cluster;
   if (config.redisCluster) {
-    // A master's failover (the cluster's node timeout plus an election) is answered from memory, slot
-    // by slot: commands for the lost master's slots fail at once, the others go on being shared.
+    // A master's failover (the cluster's node timeout plus an election) is answered from memory like
+    // any Redis outage: commands for the lost master's slots fail at once instead of being retried.
     redis = new Cluster(config.redisCluster.nodes, clusterClientOptions(config.redisCluster, connection, config.redisTlsCa));
   } else if (config.redisSentinel) {
     // The failover window (Sentinels' down-after plus the switch, a few seconds) is answered from
