@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Cluster, Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { freePort, waitFor } from '@vanish/testkit/net';
 import { requireBinary, type Daemon } from './daemons';
-import { startRedisServer } from './redis-server';
+import { askRedis, startRedisServer } from './redis-server';
 
 const run = promisify(execFile);
 
@@ -42,15 +42,6 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
   const clientPorts = ports.slice(0, 6);
   const busPort = new Map(clientPorts.map((port, i) => [port, ports[6 + i]!]));
   const nodes = new Map<number, Daemon>();
-  const probe = async <T>(port: number, ask: (redis: Redis) => Promise<T>): Promise<T> => {
-    const redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
-    try {
-      await redis.connect();
-      return await ask(redis);
-    } finally {
-      redis.disconnect();
-    }
-  };
   const startNode = async (port: number): Promise<void> => {
     nodes.set(port, await startRedisServer(dir, port, [
       '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-port', String(busPort.get(port)),
@@ -62,7 +53,7 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
   const running = () => clientPorts.filter((port) => nodes.get(port)?.isRunning());
   const healthy = () => waitFor(async () => {
     for (const port of running()) {
-      const info = await probe(port, (redis) => redis.call('CLUSTER', 'INFO') as Promise<string>);
+      const info = await askRedis(port, (redis) => redis.call('CLUSTER', 'INFO') as Promise<string>);
       if (!/cluster_state:ok/.test(info) || !/cluster_slots_ok:16384/.test(info) || !/cluster_known_nodes:6/.test(info)) return false;
     }
     return true;
@@ -71,7 +62,7 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
     nodeList: clientPorts.map((port) => `127.0.0.1:${port}`).join(','),
     async masterPortOf(key) {
       const asked = running()[0]!;
-      return probe(asked, async (redis) => {
+      return askRedis(asked, async (redis) => {
         const slot = Number(await redis.call('CLUSTER', 'KEYSLOT', key));
         const ranges = (await redis.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, ...unknown[]], ...unknown[]]>;
         const range = ranges.find(([from, to]) => slot >= from && slot <= to);
