@@ -15,6 +15,8 @@ const run = promisify(execFile);
 export interface OwnMariaDb {
   readonly port: number;
   createDatabase(prefix: string): Promise<TestDatabase>;
+  /** One statement as root over a connection of its own. */
+  query<T = unknown>(sql: string, params?: unknown[]): Promise<T>;
   /** SIGKILL, as a crashed primary. */
   kill(): Promise<void>;
   /** Starts it again on the same data directory and port (crash recovery), resolving once it answers. */
@@ -22,7 +24,8 @@ export interface OwnMariaDb {
   stop(): Promise<void>;
 }
 
-export async function startOwnMariaDb(): Promise<OwnMariaDb> {
+/** `serverArgs`: more mariadbd options (binary logs, replication) on top of the small defaults below. */
+export async function startOwnMariaDb(serverArgs: readonly string[] = []): Promise<OwnMariaDb> {
   requireBinary('/usr/sbin/mariadbd', 'apt-get install -y mariadb-server');
   const dir = mkdtempSync(join(tmpdir(), 'vanish-mariadb-'));
   const datadir = join(dir, 'data');
@@ -32,14 +35,18 @@ export async function startOwnMariaDb(): Promise<OwnMariaDb> {
   const connect = () => mysql.createConnection({ host: '127.0.0.1', port, user: 'root', password: '' });
   const server: OwnMariaDb = {
     port,
-    async createDatabase(prefix) {
-      const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+    async query<T>(sql: string, params: unknown[] = []) {
       const connection = await connect();
       try {
-        await connection.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+        const [rows] = await connection.query(sql, params);
+        return rows as T;
       } finally {
         await connection.end();
       }
+    },
+    async createDatabase(prefix) {
+      const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+      await server.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
       return { name, url: `mysql://root@127.0.0.1:${port}/${name}`, drop: async () => undefined }; // the whole server goes in stop()
     },
     async kill() {
@@ -49,7 +56,7 @@ export async function startOwnMariaDb(): Promise<OwnMariaDb> {
       daemon = startDaemon(`mariadbd-${port}`, '/usr/sbin/mariadbd', [
         '--no-defaults', `--datadir=${datadir}`, `--socket=${join(dir, 'mysqld.sock')}`, `--pid-file=${join(dir, 'mysqld.pid')}`,
         `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-name-resolve', '--innodb-buffer-pool-size=32M',
-        '--innodb-log-file-size=16M', '--max-connections=200',
+        '--innodb-log-file-size=16M', '--max-connections=200', ...serverArgs,
       ]);
       const started = daemon;
       await waitFor(async () => {
