@@ -174,24 +174,26 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
     const tls = redisTlsOptions(url, config.redisTlsCa);
     redis = new Redis(url, { ...(tls ? { tls } : {}), ...common });
   }
-  let reported = false;
-  redis.on('error', (err: Error) => {
-    if (!reported) logger.warn('redis connection error', { err: err.message });
-    reported = true;
-  });
-  redis.on('ready', () => {
-    if (reported) logger.info('redis connection ready again');
-    reported = false;
-  });
+  // Each distinct error is logged once per outage: a reconnect loop repeats the same one, and a second
+  // cause (a Cluster node lost while another was already failing) is not hidden behind the first.
+  const reported = new Set<string>();
+  const report = (message: string, err: Error, fields: Record<string, string> = {}): void => {
+    if (reported.has(err.message)) return;
+    reported.add(err.message);
+    logger.warn(message, { err: err.message, ...fields });
+  };
+  const recovered = (): void => {
+    if (reported.size > 0) logger.info('redis connection ready again');
+    reported.clear();
+  };
+  redis.on('error', (err: Error) => report('redis connection error', err));
+  redis.on('ready', recovered);
   if (redis instanceof Cluster) {
-    // A Cluster stays ready while one master is lost; that master's connection reports here.
-    redis.on('node error', (err: Error, node: string) => {
-      if (!reported) logger.warn('redis cluster node connection error', { err: err.message, node });
-      reported = true;
-    });
-    redis.on('+node', () => {
-      reported = false;
-    });
+    // A Cluster stays ready while one master is lost: its nodes' connections report on their own.
+    redis.on('node error', (err: Error, node: string) => report('redis cluster node connection error', err, { node }));
+    redis.on('+node', (node: Redis) => node.on('ready', () => {
+      if (reported.size > 0) recovered();
+    }));
   }
   return redis;
 }
