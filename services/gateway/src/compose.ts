@@ -38,7 +38,8 @@ export interface GatewayService {
 
 /**
  * The composition root: picks the limiter from config (Redis when REDIS_URL, REDIS_SENTINELS or
- * REDIS_CLUSTER_NODES is set, memory otherwise), builds one keep-alive agent and a proxy per upstream, and owns start and stop.
+ * REDIS_CLUSTER_NODES is set, memory otherwise), builds one keep-alive agent and a proxy per
+ * upstream, and owns start and stop.
  */
 export async function createGatewayService(config: Readonly<GatewayConfig>, overrides: GatewayOverrides = {}): Promise<GatewayService> {
   const logger = overrides.logger ?? createLogger('gateway', config.logLevel);
@@ -191,9 +192,7 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
   if (redis instanceof Cluster) {
     // A Cluster stays ready while one master is lost: its nodes' connections report on their own.
     redis.on('node error', (err: Error, node: string) => report('redis cluster node connection error', err, { node }));
-    redis.on('+node', (node: Redis) => node.on('ready', () => {
-      if (reported.size > 0) recovered();
-    }));
+    redis.on('+node', (node: Redis) => node.on('ready', recovered));
   }
   return redis;
 }
