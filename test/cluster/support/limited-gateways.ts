@@ -56,7 +56,10 @@ export async function startLimitedGateways(name: string, limit: number, redisEnv
     for (let i = 0; i < 2; i += 1) {
       gateways.push(await startGateway({
         ...redisEnv, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_CREATE_PER_HOUR: String(limit), NOTES_URL: notes.url,
-        REDIS_COMMAND_TIMEOUT_MS: '300', REDIS_RETRY_INTERVAL_MS: '300',
+        // A generous command timeout: on a loaded machine a slower answer must not be taken for a failure
+        // before the kill (the counts would then miss creates answered from memory). A dead node fails
+        // its commands at once, whatever this is.
+        REDIS_COMMAND_TIMEOUT_MS: '1000', REDIS_RETRY_INTERVAL_MS: '300',
       }));
     }
   } catch (err) {

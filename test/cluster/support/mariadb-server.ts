@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -29,7 +29,11 @@ export async function startOwnMariaDb(serverArgs: readonly string[] = []): Promi
   requireBinary('/usr/sbin/mariadbd', 'apt-get install -y mariadb-server');
   const dir = mkdtempSync(join(tmpdir(), 'vanish-mariadb-'));
   const datadir = join(dir, 'data');
-  await run('/usr/bin/mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root'], { timeout: 120_000 });
+  // Temporary tables in a directory of its own: in the shared /tmp, another server's bootstrap once
+  // removed this one's (mariadb-install-db failed with "Unknown table 'mysql.tmp_user_sys'").
+  const tmp = join(dir, 'tmp');
+  mkdirSync(tmp);
+  await run('/usr/bin/mariadb-install-db', ['--no-defaults', `--datadir=${datadir}`, `--tmpdir=${tmp}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root'], { timeout: 120_000 });
   const port = await freePort();
   let daemon: Daemon | undefined;
   const connect = () => mysql.createConnection({ host: '127.0.0.1', port, user: 'root', password: '' });
@@ -54,7 +58,7 @@ export async function startOwnMariaDb(serverArgs: readonly string[] = []): Promi
     },
     async start() {
       daemon = startDaemon(`mariadbd-${port}`, '/usr/sbin/mariadbd', [
-        '--no-defaults', `--datadir=${datadir}`, `--socket=${join(dir, 'mysqld.sock')}`, `--pid-file=${join(dir, 'mysqld.pid')}`,
+        '--no-defaults', `--datadir=${datadir}`, `--tmpdir=${tmp}`, `--socket=${join(dir, 'mysqld.sock')}`, `--pid-file=${join(dir, 'mysqld.pid')}`,
         `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-name-resolve', '--innodb-buffer-pool-size=32M',
         '--innodb-log-file-size=16M', '--max-connections=200', ...serverArgs,
       ]);

@@ -23,7 +23,7 @@ export interface RedisClusterUnderTest {
   kill(port: number): Promise<void>;
   /** Starts a killed node again (its nodes.conf brings it back as a replica) and waits for a healthy cluster. */
   restart(port: number): Promise<void>;
-  /** A Cluster client (masters only); the caller disconnects it. */
+  /** A Cluster client (masters only) seeded with every running node; the caller disconnects it. */
   client(): Cluster;
   stop(): Promise<void>;
 }
@@ -77,7 +77,12 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
       await startNode(port);
       await healthy();
     },
-    client: () => new Cluster([{ host: '127.0.0.1', port: clientPorts[0]! }], { scaleReads: 'master' }),
+    client() {
+      // Every node as a seed: the killed one may be any of them.
+      const client = new Cluster(running().map((port) => ({ host: '127.0.0.1', port })), { scaleReads: 'master' });
+      client.on('error', () => undefined); // a seed that died meanwhile; the others answer
+      return client;
+    },
     async stop() {
       await Promise.all([...nodes.values()].map((daemon) => daemon.kill('SIGKILL')));
       rmSync(dir, { recursive: true, force: true });
