@@ -29,7 +29,7 @@ export async function startOwnMariaDb(serverArgs: readonly string[] = []): Promi
   requireBinary('/usr/sbin/mariadbd', 'apt-get install -y mariadb-server');
   const dir = mkdtempSync(join(tmpdir(), 'vanish-mariadb-'));
   const datadir = join(dir, 'data');
-  // Temporary tables in a directory of its own: in the shared /tmp, another server's bootstrap once
+  // Temporary tables in a directory of its own: in the machine's shared one, another server's bootstrap once
   // removed this one's (mariadb-install-db failed with "Unknown table 'mysql.tmp_user_sys'").
   const tmp = join(dir, 'tmp');
   mkdirSync(tmp);
