@@ -25,8 +25,8 @@ afterAll(async () => {
  */
 describe('RedisRateLimiter on a Redis Cluster', () => {
   rateLimiterContract(async (policy) => {
-    const connection = { commandTimeout: 500, connectTimeout: 2000, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false, retryStrategy: () => 200 };
-    const settings = { nodes: cluster.nodeList.split(',').map((entry) => ({ host: '127.0.0.1', port: Number(entry.split(':')[1]) })), tls: false };
+    const connection = { commandTimeout: 1000, connectTimeout: 2000, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false, retryStrategy: () => 200 };
+    const settings = { nodes: cluster.nodes, tls: false };
     const redis = new Cluster(settings.nodes, clusterClientOptions(settings, connection, undefined));
     await new Promise<void>((resolve, reject) => {
       redis.once('ready', () => resolve());

@@ -17,6 +17,8 @@ export const CLUSTER_NODE_TIMEOUT_MS = 2000;
 export interface RedisClusterUnderTest {
   /** `127.0.0.1:port,...` for REDIS_CLUSTER_NODES. */
   nodeList: string;
+  /** The same nodes, as ioredis takes them. */
+  nodes: Array<{ host: string; port: number }>;
   /** Port of the master that serves a key's slot now, as the surviving nodes say. */
   masterPortOf(key: string): Promise<number>;
   /** SIGKILL one node. */
@@ -60,6 +62,7 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
   }, { timeoutMs: 60_000, intervalMs: 200, description: 'every running node sees all 16384 slots served and six nodes' });
   const cluster: RedisClusterUnderTest = {
     nodeList: clientPorts.map((port) => `127.0.0.1:${port}`).join(','),
+    nodes: clientPorts.map((port) => ({ host: '127.0.0.1', port })),
     async masterPortOf(key) {
       const asked = running()[0]!;
       return askRedis(asked, async (redis) => {
