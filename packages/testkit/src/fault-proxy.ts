@@ -21,6 +21,11 @@ export interface FaultProxy {
    * forwarded as usual. restore() resumes the held ones with their buffered bytes.
    */
   stallOpenConnections(): void;
+  /**
+   * Send new connections to another server; open ones stay on the old one until they end. Stands in
+   * for a writer address (a VIP, a proxy, a cloud's writer endpoint) that a failover repoints.
+   */
+  retarget(targetHost: string, targetPort: number): void;
   /** Destroy every connection and stop listening. */
   close(): Promise<void>;
 }
@@ -40,6 +45,7 @@ interface Link {
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const links = new Set<Link>();
   let mode: Mode = 'open';
+  let target = { host: options.targetHost, port: options.targetPort };
   let server: net.Server;
   let port = options.listenPort ?? 0;
   let listening: Promise<void> = Promise.resolve();
@@ -51,7 +57,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   };
 
   const connectUpstream = (link: Link): void => {
-    const upstream = net.connect({ host: options.targetHost, port: options.targetPort });
+    const upstream = net.connect(target);
     link.upstream = upstream;
     upstream.on('error', () => drop(link));
     upstream.on('close', () => drop(link));
@@ -148,6 +154,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       }
       mode = 'stall';
       for (const link of links) hold(link);
+    },
+    retarget(targetHost, targetPort) {
+      target = { host: targetHost, port: targetPort };
     },
     async close() {
       mode = 'closed';

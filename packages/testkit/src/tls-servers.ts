@@ -26,6 +26,8 @@ export interface TlsServerOptions {
   certificate: IssuedCertificate;
   /** Bound on the start (catches hangs only). */
   startTimeoutMs?: number;
+  /** More server options (startTlsRedis only): e.g. cluster mode. */
+  serverArgs?: readonly string[];
 }
 
 const running = new Set<ChildProcess>();
@@ -133,7 +135,7 @@ export async function startTlsRedis(options: TlsServerOptions): Promise<TlsServe
   const child = launch('redis-server', [
     '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1',
     '--tls-cert-file', options.certificate.certFile, '--tls-key-file', options.certificate.keyFile, '--tls-ca-cert-file', options.caFile,
-    '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir,
+    '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.serverArgs ?? []),
   ], process.env, logFile);
   await waitForPort(child, port, options.startTimeoutMs ?? 30_000, 'redis-server', readLog(logFile));
   return { host: '127.0.0.1', port, dir, log: readLog(logFile), stop: stopper(child, dir) };

@@ -2,13 +2,14 @@ import net from 'node:net';
 import { hardClose, startFaultProxy, type FaultProxy } from '@vanish/testkit/fault-proxy';
 import { requireService } from '@vanish/testkit/services';
 
-/** A line-echo server: every chunk it receives it sends back. */
-async function startEchoServer(): Promise<{ port: number; close(): Promise<void> }> {
+/** A line-echo server: every chunk it receives it sends back, after a greeting of its own (if any). */
+async function startEchoServer(greeting = ''): Promise<{ port: number; close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
+    if (greeting) socket.write(greeting);
     socket.pipe(socket);
   });
   await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, () => resolve()));
@@ -100,6 +101,21 @@ describe('fault proxy (against an echo server)', () => {
     const client = await connect();
     client.socket.write('hello\n');
     expect(await client.receives('hello\n')).toBe(true);
+  });
+
+  it('when retargeted, then new connections reach the new server while open ones stay on the old one', async () => {
+    const other = await startEchoServer('other server\n');
+    try {
+      const open = await connect();
+      proxy.retarget('127.0.0.1', other.port);
+      const fresh = await connect();
+      expect(await fresh.receives('other server\n')).toBe(true);
+      open.socket.write('still here\n');
+      expect(await open.receives('still here\n')).toBe(true);
+      expect(open.received).not.toContain('other server');
+    } finally {
+      await other.close();
+    }
   });
 
   it('when cut, then open connections are destroyed and new ones refused; after restore they work again', async () => {

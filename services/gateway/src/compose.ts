@@ -1,9 +1,10 @@
 import { Agent } from 'node:http';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { Express } from 'express';
 import { createAdminApp, createLogger, createRegistry, Lifecycle, listen, type Logger, type Registry } from '@vanish/common';
 import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
+import { clusterClientOptions } from './adapters/limiter/redis-cluster';
 import { redisTlsOptions } from './adapters/limiter/redis-tls';
 import { sentinelClientOptions } from './adapters/limiter/redis-sentinel';
 import { guardStreamErrors } from './adapters/limiter/redis-stream-guard';
@@ -37,20 +38,21 @@ export interface GatewayService {
 }
 
 /**
- * The composition root: picks the limiter from config (Redis when REDIS_URL is set, memory
- * otherwise), builds one keep-alive agent and a proxy per upstream, and owns start and stop.
+ * The composition root: picks the limiter from config (Redis when REDIS_URL, REDIS_SENTINELS or
+ * REDIS_CLUSTER_NODES is set, memory otherwise), builds one keep-alive agent and a proxy per
+ * upstream, and owns start and stop.
  */
 export async function createGatewayService(config: Readonly<GatewayConfig>, overrides: GatewayOverrides = {}): Promise<GatewayService> {
   const logger = overrides.logger ?? createLogger('gateway', config.logLevel);
   const registry = overrides.registry ?? createRegistry('gateway');
   const lifecycle = new Lifecycle(logger);
 
-  let redis: Redis | undefined;
+  let redis: Redis | Cluster | undefined;
   let limiter: RateLimiter;
   let metrics: GatewayMetrics | undefined;
   if (overrides.limiter) {
     limiter = overrides.limiter;
-  } else if (config.redisUrl || config.redisSentinel) {
+  } else if (config.redisUrl || config.redisSentinel || config.redisCluster) {
     redis = createRedisClient(config, logger.child('gateway/redis'));
     const client = redis;
     lifecycle.add('redis', () => client.disconnect());
@@ -151,10 +153,8 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
  * stalled Redis fails fast) and no resending after reconnects: the limiter falls back to memory
  * instead of waiting. Reconnects go on in the background, so Redis is used again when it returns.
  */
-function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Redis {
-  const common = {
-    enableOfflineQueue: false,
-    enableAutoPipelining: true,
+function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Redis | Cluster {
+  const connection = {
     commandTimeout: config.redisCommandTimeoutMs,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
@@ -163,8 +163,13 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
     // Connected below, once its streams are guarded (ioredis would open the first one in its constructor).
     lazyConnect: true,
   };
-  let redis: Redis;
-  if (config.redisSentinel) {
+  const common = { ...connection, enableOfflineQueue: false, enableAutoPipelining: true };
+  let redis: Redis | Cluster;
+  if (config.redisCluster) {
+    // A master's failover (the cluster's node timeout plus an election) is answered from memory like
+    // any Redis outage: commands for the lost master's slots fail at once instead of being retried.
+    redis = new Cluster(config.redisCluster.nodes, { ...clusterClientOptions(config.redisCluster, connection, config.redisTlsCa), lazyConnect: true });
+  } else if (config.redisSentinel) {
     // The failover window (Sentinels' down-after plus the switch, a few seconds) is answered from
     // memory like any Redis outage: commands fail fast, the insurance limiter counts meanwhile.
     redis = new Redis({ ...common, ...sentinelClientOptions(config.redisSentinel, config.redisTlsCa) });
@@ -174,21 +179,31 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
     redis = new Redis(url, { ...(tls ? { tls } : {}), ...common });
   }
   guardStreamErrors(redis);
-  let reported = false;
-  redis.on('error', (err: Error) => {
-    if (!reported) logger.warn('redis connection error', { err: err.message });
-    reported = true;
-  });
-  redis.on('ready', () => {
-    if (reported) logger.info('redis connection ready again');
-    reported = false;
-  });
+  // Each distinct error is logged once per outage: a reconnect loop repeats the same one, and a second
+  // cause (a Cluster node lost while another was already failing) is not hidden behind the first.
+  const reported = new Set<string>();
+  const report = (message: string, err: Error, fields: Record<string, string> = {}): void => {
+    if (reported.has(err.message)) return;
+    reported.add(err.message);
+    logger.warn(message, { err: err.message, ...fields });
+  };
+  const recovered = (): void => {
+    if (reported.size > 0) logger.info('redis connection ready again');
+    reported.clear();
+  };
+  redis.on('error', (err: Error) => report('redis connection error', err));
+  redis.on('ready', recovered);
+  if (redis instanceof Cluster) {
+    // A Cluster stays ready while one master is lost: its nodes' connections report on their own.
+    redis.on('node error', (err: Error, node: string) => report('redis cluster node connection error', err, { node }));
+    redis.on('+node', (node: Redis) => node.on('ready', recovered));
+  }
   // A failed first connection is reported through 'error' like any other; reconnects go on.
   redis.connect().catch(() => undefined);
   return redis;
 }
 
-function waitUntilReady(redis: Redis, timeoutMs: number, logger: Logger): Promise<void> {
+function waitUntilReady(redis: Redis | Cluster, timeoutMs: number, logger: Logger): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => {

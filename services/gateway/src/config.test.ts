@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, silentLogger, type Logger } from '@vanish/common';
 import { loadGatewayConfig, parseTrustProxy, trustProxyTooWide } from './config';
 
@@ -179,5 +182,42 @@ describe('loadGatewayConfig: Redis behind Sentinels', () => {
     expect(() => loadGatewayConfig(base)).toThrow(/REDIS_SENTINELS/);
     expect(loadGatewayConfig({ ...base, REDIS_SENTINEL_TLS: 'true' }).redisSentinel?.tls).toBe(true);
     expect(loadGatewayConfig({ ...base, REDIS_ALLOW_PLAINTEXT: 'true' }).redisSentinel?.tls).toBe(false);
+  });
+});
+
+describe('loadGatewayConfig: Redis Cluster', () => {
+  const clusterEnv = { LIMITER_KEY: key, REDIS_CLUSTER_NODES: '10.0.0.1:6379, 10.0.0.2:6379,[fd00::3]:6380' };
+  const production = { NODE_ENV: 'production', LIMITER_KEY: Buffer.alloc(32, 1).toString('base64') };
+
+  it('when REDIS_CLUSTER_NODES is set, then the gateway seeds a Redis Cluster client from those nodes, with the password from REDIS_PASSWORD_FILE', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-cluster-'));
+    const passwordFile = join(dir, 'redis-password');
+    writeFileSync(passwordFile, 'from-a-file\n');
+    try {
+      const config = loadGatewayConfig({ ...clusterEnv, REDIS_PASSWORD_FILE: passwordFile });
+      expect(config.redisUrl).toBeUndefined();
+      expect(config.redisSentinel).toBeUndefined();
+      expect(config.redisCluster).toEqual({
+        nodes: [{ host: '10.0.0.1', port: 6379 }, { host: '10.0.0.2', port: 6379 }, { host: 'fd00::3', port: 6380 }],
+        password: 'from-a-file', tls: false,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('when REDIS_CLUSTER_NODES has a bad entry, is empty, or comes with REDIS_URL or REDIS_SENTINELS, then the configuration is refused naming the variable', () => {
+    expect(() => loadGatewayConfig({ LIMITER_KEY: key, REDIS_CLUSTER_NODES: '10.0.0.1:6379,10.0.0.2' })).toThrow(/REDIS_CLUSTER_NODES: expected host:port entries, comma-separated, got "10.0.0.2"/);
+    expect(() => loadGatewayConfig({ LIMITER_KEY: key, REDIS_CLUSTER_NODES: '10.0.0.1:70000' })).toThrow(/REDIS_CLUSTER_NODES: expected host:port/);
+    expect(() => loadGatewayConfig({ LIMITER_KEY: key, REDIS_CLUSTER_NODES: ' , ' })).toThrow(/REDIS_CLUSTER_NODES: no cluster node given/);
+    expect(() => loadGatewayConfig({ ...clusterEnv, REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(/REDIS_URL .*REDIS_CLUSTER_NODES .*not both/);
+    expect(() => loadGatewayConfig({ ...clusterEnv, REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'v' })).toThrow(/REDIS_SENTINELS .*REDIS_CLUSTER_NODES .*not both/);
+  });
+
+  it('when production uses a Redis Cluster without TLS, then it is refused unless REDIS_ALLOW_PLAINTEXT=true; with it, no REDIS_URL is required', () => {
+    expect(() => loadGatewayConfig({ ...production, ...clusterEnv })).toThrow(/REDIS_CLUSTER_NODES.*plaintext without REDIS_CLUSTER_TLS=true/);
+    expect(loadGatewayConfig({ ...production, ...clusterEnv, REDIS_CLUSTER_TLS: 'true' }).redisCluster?.tls).toBe(true);
+    expect(loadGatewayConfig({ ...production, ...clusterEnv, REDIS_ALLOW_PLAINTEXT: 'true' }).redisCluster?.tls).toBe(false);
+    expect(() => loadGatewayConfig(production)).toThrow(/REDIS_URL: required .*REDIS_CLUSTER_NODES/);
   });
 });

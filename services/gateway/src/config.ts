@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { EnvReader, loadSecretKey, readTlsCa, refuseInsecureTransportInProduction, type Env, type Logger, type LogLevel } from '@vanish/common';
 import { redisTransportRisk } from './adapters/limiter/redis-tls';
+import { readRedisCluster, type RedisClusterSettings } from './adapters/limiter/redis-cluster';
 import { readRedisSentinel, type RedisSentinelSettings } from './adapters/limiter/redis-sentinel';
 import type { LimitPolicy } from './domain/limit-policy';
 import { readCertificatePair } from './tls/certificate-reloader';
@@ -19,6 +20,8 @@ export interface GatewayConfig {
   redisUrl: string | undefined;
   /** REDIS_SENTINELS + REDIS_SENTINEL_NAME: Redis behind Sentinels (instead of REDIS_URL). */
   redisSentinel: RedisSentinelSettings | undefined;
+  /** REDIS_CLUSTER_NODES: a Redis Cluster (instead of REDIS_URL or REDIS_SENTINELS). */
+  redisCluster: RedisClusterSettings | undefined;
   /** REDIS_TLS_CA(_FILE): CA bundle for rediss://; unset: Node's public roots. */
   redisTlsCa: string | undefined;
   redisCommandTimeoutMs: number;
@@ -50,7 +53,9 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
   const dataDir = reader.str('DATA_DIR', './data');
   const redisUrl = reader.url('REDIS_URL', undefined, ['redis:', 'rediss:']);
   const redisSentinel = readRedisSentinel(reader, redisUrl);
-  reader.requireInProduction('REDIS_URL', redisUrl ?? redisSentinel?.name, 'in-memory rate limits are per process; replicas would each grant the full limit (or REDIS_SENTINELS)');
+  const redisCluster = readRedisCluster(reader, { redisUrl, sentinels: redisSentinel !== undefined });
+  reader.requireInProduction('REDIS_URL', redisUrl ?? redisSentinel ?? redisCluster,
+    'in-memory rate limits are per process; replicas would each grant the full limit (or REDIS_SENTINELS, or REDIS_CLUSTER_NODES)');
   const redisTlsCa = readTlsCa(reader, 'REDIS_TLS_CA');
   if (redisUrl !== undefined) {
     refuseInsecureTransportInProduction(reader, { variable: 'REDIS_URL', risk: redisTransportRisk(redisUrl), optOut: 'REDIS_ALLOW_PLAINTEXT' });
@@ -101,6 +106,7 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
     mailerUrl: reader.url('MAILER_URL', 'http://127.0.0.1:8083', ['http:']),
     redisUrl,
     redisSentinel,
+    redisCluster,
     redisTlsCa,
     redisCommandTimeoutMs: reader.int('REDIS_COMMAND_TIMEOUT_MS', 200, { min: 10, max: 10_000 }),
     redisRetryIntervalMs: reader.int('REDIS_RETRY_INTERVAL_MS', 1000, { min: 0, max: 60_000 }),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort, waitFor } from '@vanish/testkit/net';
 import { requireBinary, startDaemon, type Daemon } from './daemons';
+import { startRedisServer } from './redis-server';
 
 export const SENTINEL_NAME = 'vanish-limits';
 
@@ -22,26 +23,13 @@ export interface SentinelCluster {
 }
 
 export async function startSentinelCluster(): Promise<SentinelCluster> {
-  requireBinary('/usr/bin/redis-server', 'apt-get install -y redis-server');
   requireBinary('/usr/bin/redis-sentinel', 'apt-get install -y redis-sentinel');
   const dir = mkdtempSync(join(tmpdir(), 'vanish-sentinel-'));
   const nodes = new Map<number, Daemon>();
   const sentinels: Daemon[] = [];
   const startNode = async (port: number, replicaOf?: number): Promise<void> => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
-      '--dbfilename', `dump-${port}.rdb`, '--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0',
-      ...(replicaOf ? ['--replicaof', '127.0.0.1', String(replicaOf)] : [])];
-    nodes.set(port, startDaemon(`redis-${port}`, '/usr/bin/redis-server', args));
-    await waitFor(async () => {
-      const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
-      try {
-        await probe.connect();
-        const info = await probe.info('replication');
-        return replicaOf ? /master_link_status:up/.test(info) : true;
-      } finally {
-        probe.disconnect();
-      }
-    }, { timeoutMs: 30_000, intervalMs: 100, description: `redis on ${port}` });
+    nodes.set(port, await startRedisServer(dir, port, replicaOf ? ['--replicaof', '127.0.0.1', String(replicaOf)] : [],
+      async (probe) => (replicaOf ? /master_link_status:up/.test(await probe.info('replication')) : true)));
   };
   const [primary, replica] = [await freePort(), await freePort()];
   const sentinelPorts = [await freePort(), await freePort(), await freePort()];

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '@vanish/common';
 import { LIMITED_ACTIONS, type LimitDecision, type LimitedAction, type LimitPolicy } from '../../domain/limit-policy';
@@ -32,8 +32,11 @@ class InsuranceLimiter extends RateLimiterMemory {
 }
 
 export interface RedisRateLimiterOptions {
-  /** An ioredis client made with enableOfflineQueue false and a short commandTimeout (see compose). */
-  redis: Redis;
+  /**
+   * An ioredis client (one Redis, Sentinel or Cluster) made with enableOfflineQueue false and a short
+   * commandTimeout (see compose). Every limiter operation touches one key, so one Cluster slot.
+   */
+  redis: Redis | Cluster;
   policy: LimitPolicy;
   keyPrefix: string;
   /** After a Redis failure, answer from memory for this long before asking Redis again. */

@@ -1,9 +1,10 @@
 import { refuseInsecureTransportInProduction, type EnvReader } from '@vanish/common';
+import { readAddressList, type RedisAddress } from './redis-addresses';
 
 /** Redis behind Sentinels: the Sentinels name the current primary, ioredis follows it. */
 export interface RedisSentinelSettings {
   /** REDIS_SENTINELS: `host:port,host:port,...` (three or more in production: a quorum of two). */
-  sentinels: Array<{ host: string; port: number }>;
+  sentinels: RedisAddress[];
   /** REDIS_SENTINEL_NAME: the primary's name in the Sentinels' configuration (`sentinel monitor <name> ...`). */
   name: string;
   /** REDIS_PASSWORD(_FILE): the data nodes' password (AUTH), if any. */
@@ -23,17 +24,7 @@ export function readRedisSentinel(reader: EnvReader, redisUrl: string | undefine
   const list = reader.str('REDIS_SENTINELS');
   if (list === undefined) return undefined;
   if (redisUrl !== undefined) reader.problem('REDIS_SENTINELS: set either REDIS_URL (one Redis) or REDIS_SENTINELS (Sentinel), not both');
-  const sentinels: Array<{ host: string; port: number }> = [];
-  for (const entry of list.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
-    const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(entry);
-    const port = match ? Number(match[2]) : Number.NaN;
-    if (!match || port < 1 || port > 65_535) {
-      reader.problem(`REDIS_SENTINELS: expected host:port entries, comma-separated, got "${entry}"`);
-      continue;
-    }
-    sentinels.push({ host: match[1]!, port });
-  }
-  if (sentinels.length === 0) reader.problem('REDIS_SENTINELS: no Sentinel given');
+  const sentinels = readAddressList(reader, 'REDIS_SENTINELS', list, 'Sentinel');
   const name = reader.str('REDIS_SENTINEL_NAME');
   if (name === undefined) reader.problem('REDIS_SENTINEL_NAME: required with REDIS_SENTINELS (the name the Sentinels monitor)');
   const tls = reader.bool('REDIS_SENTINEL_TLS', false);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 
 type Connect = (...args: unknown[]) => Promise<unknown>;
 
@@ -8,8 +8,14 @@ type Connect = (...args: unknown[]) => Promise<unknown>;
  * and then the server's alert. A further 'error' with no listener is thrown by Node's EventEmitter
  * and ends the process (ioredis PR #961, never merged). Every stream the client opens gets a
  * permanent listener that keeps those extra errors: ioredis still sees and reports the first ones.
+ * Call it before the client connects (lazyConnect), or its first connection goes unguarded.
  */
-export function guardStreamErrors(redis: Redis): void {
+export function guardStreamErrors(redis: Redis | Cluster): void {
+  if (redis instanceof Cluster) {
+    // A Cluster opens a client per node, each before its first connection ('+node' comes first).
+    redis.on('+node', (node: Redis) => guardStreamErrors(node));
+    return;
+  }
   const connector = (redis as unknown as { connector?: { connect: Connect } }).connector;
   if (!connector || typeof connector.connect !== 'function') {
     throw new Error('ioredis has no connector.connect any more: guardStreamErrors must be revisited');
