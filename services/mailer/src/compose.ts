@@ -77,6 +77,9 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
     publicBaseUrl: config.publicBaseUrl,
     quotaPerHour: config.quotaPerHour,
     quotaPerDay: config.quotaPerDay,
+    // An SMTP send that goes quiet for SMTP_TIMEOUT_MS fails; a killed attempt's command waits this long
+    // before it is sent again (the file outbox of the embedded mode writes at once).
+    attemptLeaseMs: config.smtp?.timeoutMs ?? 30_000,
   });
   const unsubscribe = new UnsubscribeService({ store, tokens, clock, logger: logger.child('mailer/unsubscribe') });
   const emailHealth = new EmailHealthProbe(transport);

@@ -72,7 +72,8 @@ describe('mailer processes killed between receiving and acking', () => {
 
     const second = await startMailer(env());
     processes.push(second);
-    await sink.waitForMessages(1, 20_000);
+    // The killed attempt holds the command for SMTP_TIMEOUT_MS (15 s) from its start; then it is sent.
+    await sink.waitForMessages(1, 45_000);
     await sleep(1000);
     expect(sink.messages).toHaveLength(1);
     await second.stop();

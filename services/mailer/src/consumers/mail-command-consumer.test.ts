@@ -37,7 +37,7 @@ async function setup() {
   const service = new MailDeliveryService({
     store, transport, hasher: new AddressHasher(key), tokens: new UnsubscribeTokens(key), clock: new ManualClock(),
     retryPolicy: new RetryPolicy({ initialDelayMs: 100, maxDelayMs: 1000, horizonMs: 10_000 }, () => 0.99),
-    logger: silentLogger, mailFrom: 'n@vanish.test', publicBaseUrl: 'http://x', quotaPerHour: 10, quotaPerDay: 50,
+    logger: silentLogger, mailFrom: 'n@vanish.test', publicBaseUrl: 'http://x', quotaPerHour: 10, quotaPerDay: 50, attemptLeaseMs: 120_000,
   });
   const consumer = new MailCommandConsumer({
     consumer: bus, opener: new MailCommandOpener({ privateKeys: ring }), service, observer: noopObserver, logger: silentLogger, queue: 'q', prefetch: 4, storeRetryDelayMs: 500,

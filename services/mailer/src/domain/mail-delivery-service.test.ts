@@ -33,7 +33,7 @@ function setup(options: { perHour?: number; perDay?: number; horizonMs?: number 
     store, transport, hasher, tokens, clock, observer, logger: silentLogger,
     retryPolicy: new RetryPolicy({ initialDelayMs: 1000, maxDelayMs: 60_000, horizonMs: options.horizonMs ?? 3_600_000 }, () => 0.99),
     mailFrom: 'notes@vanish.test', publicBaseUrl: 'http://localhost:8080',
-    quotaPerHour: options.perHour ?? 10, quotaPerDay: options.perDay ?? 50,
+    quotaPerHour: options.perHour ?? 10, quotaPerDay: options.perDay ?? 50, attemptLeaseMs: 120_000,
   });
   return { store, transport, clock, counts, service, hasher, tokens };
 }
@@ -146,13 +146,34 @@ describe('MailDeliveryService', () => {
     expect(transport.sent).toHaveLength(0);
   });
 
-  it('when the store fails after the SMTP server accepted, then the error surfaces (the command is redelivered: the at-least-once window)', async () => {
-    const { service, transport, store } = setup();
+  it('when the store fails after the SMTP server accepted, then the error surfaces and the redelivery waits for the attempt\'s lease, then sends again (the at-least-once window)', async () => {
+    const { service, transport, store, clock } = setup();
     const markSent = store.markSent.bind(store);
     store.markSent = async () => { throw new Error('database gone'); };
     await expect(service.deliver('a', linkCommand())).rejects.toThrow('database gone');
     store.markSent = markSent;
-    await service.deliver('a', linkCommand());
+    await expect(service.deliver('a', linkCommand())).resolves.toMatchObject({ status: 'retry' });
+    expect(transport.sent).toHaveLength(1);
+    clock.advance(120_000);
+    await expect(service.deliver('a', linkCommand())).resolves.toEqual({ status: 'sent' });
     expect(transport.sent).toHaveLength(2);
+  });
+
+  it('when the same command is delivered twice at once (a repeated publish, a redelivery while the first still sends), then one e-mail goes out and the other delivery is retried, then recognised as a duplicate', async () => {
+    const { service, transport, clock } = setup();
+    const [first, second] = await Promise.all([service.deliver('a', linkCommand()), service.deliver('a', linkCommand())]);
+    expect([first.status, second.status].sort()).toEqual(['retry', 'sent']);
+    expect(transport.sent).toHaveLength(1);
+    clock.advance(10_000);
+    await expect(service.deliver('a', linkCommand())).resolves.toEqual({ status: 'duplicate' });
+    expect(transport.sent).toHaveLength(1);
+  });
+
+  it('when a send fails for now, then its retry may send at once: the attempt no longer holds the command', async () => {
+    const { service, transport } = setup();
+    transport.failWith(new MailDeliveryError('temporary', 'greylisted'));
+    await expect(service.deliver('a', linkCommand())).resolves.toMatchObject({ status: 'retry' });
+    await expect(service.deliver('a', linkCommand())).resolves.toEqual({ status: 'sent' });
+    expect(transport.sent).toHaveLength(1);
   });
 });

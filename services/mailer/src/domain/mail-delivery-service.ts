@@ -39,6 +39,8 @@ export interface MailDeliveryServiceDeps {
   publicBaseUrl: string;
   quotaPerHour: number;
   quotaPerDay: number;
+  /** See BeginDeliveryInput.attemptLeaseMs. */
+  attemptLeaseMs: number;
 }
 
 /**
@@ -62,7 +64,7 @@ export class MailDeliveryService {
     const recipient = maskEmail(command.to);
     const begun = await store.beginDelivery({
       commandId, addressHash, kind: command.kind, now: clock.now(),
-      quotaPerHour: this.deps.quotaPerHour, quotaPerDay: this.deps.quotaPerDay,
+      quotaPerHour: this.deps.quotaPerHour, quotaPerDay: this.deps.quotaPerDay, attemptLeaseMs: this.deps.attemptLeaseMs,
     });
     switch (begun.decision) {
       case 'already_sent':
@@ -71,6 +73,13 @@ export class MailDeliveryService {
       case 'already_dropped':
         logger.info('mail command already handled', { commandId, kind: command.kind, state: begun.state });
         return { status: 'duplicate' };
+      case 'in_flight': {
+        // Looked at again after a first retry's delay (one of the broker's few delay queues): by then the
+        // other attempt has usually sent it (a duplicate, dropped) or failed and freed it.
+        const delayMs = this.deps.retryPolicy.nextDelay(1, clock.now(), clock.now()) ?? 1;
+        logger.info('mail command being sent by another delivery: looked at again later', { commandId, kind: command.kind, delayMs });
+        return { status: 'retry', delayMs, reason: 'another delivery of this command is sending it' };
+      }
       case 'over_quota':
         this.observer.quotaExceeded(command.kind);
         logger.warn('recipient over its e-mail quota: not sent', { commandId, kind: command.kind, recipient });
@@ -134,6 +143,8 @@ export class MailDeliveryService {
       });
       return { status: 'dead', reason: `retries exhausted after ${begun.attempts} attempts: ${failure.reason}` };
     }
+    // The retry may send at once; a store that cannot be told answers 'in_flight' until the lease ends.
+    await store.endAttempt(commandId);
     logger.warn('e-mail not delivered yet: will retry', { commandId, kind: command.kind, recipient, attempt: begun.attempts, delayMs, reason: failure.reason });
     return { status: 'retry', delayMs, reason: failure.reason };
   }

@@ -9,6 +9,12 @@ export interface BeginDeliveryInput {
   now: Date;
   quotaPerHour: number;
   quotaPerDay: number;
+  /**
+   * How long a 'send' holds the command: another delivery of it meanwhile (a publish repeated after a
+   * broker cut, a redelivery while the first handler still sends) gets 'in_flight' instead of a second
+   * e-mail. Longer than an SMTP send can take; a crashed attempt's command is sent again after it.
+   */
+  attemptLeaseMs: number;
 }
 
 export type BeginDeliveryResult =
@@ -19,7 +25,9 @@ export type BeginDeliveryResult =
   /** A redelivered command that was already dropped (quota, suppression, failure). */
   | { decision: 'already_dropped'; state: DeliveryState }
   | { decision: 'over_quota' }
-  | { decision: 'suppressed' };
+  | { decision: 'suppressed' }
+  /** Another delivery of this command is sending it now (its lease has not run out): look again later. */
+  | { decision: 'in_flight' };
 
 /**
  * Port: the mailer's own records, shared by every replica. Keyed by command id (idempotency) and by
@@ -35,6 +43,8 @@ export interface MailerStore {
   /** Recorded right after the SMTP server accepted the e-mail. */
   markSent(commandId: string, at: Date): Promise<void>;
   markFailed(commandId: string, at: Date): Promise<void>;
+  /** Ends an attempt that will be retried (a temporary failure): its next delivery may send at once. */
+  endAttempt(commandId: string): Promise<void>;
   suppress(addressHash: string, reason: 'unsubscribed' | 'rejected', at: Date): Promise<void>;
   isSuppressed(addressHash: string): Promise<boolean>;
   /** Forgets delivery records older than the date (idempotency only matters while redeliveries can happen). */

@@ -11,6 +11,7 @@ const H = (n: number) => n.toString(16).padStart(64, '0');
 const T0 = new Date('2026-03-01T10:00:00Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const HOUR = 3_600_000;
+const LEASE_MS = 1000;
 
 /** The MailerStore contract: every implementation (fake, SQLite, MariaDB) must pass it. */
 export function mailerStoreContract(name: string, open: () => Promise<StoreHarness>, close: () => Promise<void>): void {
@@ -19,8 +20,26 @@ export function mailerStoreContract(name: string, open: () => Promise<StoreHarne
     beforeEach(async () => { h = await open(); });
     afterEach(async () => { await close(); });
 
-    const begin = (store: MailerStore, commandId: string, addressHash: string, now = T0, perHour = 2, perDay = 3, kind: MailKind = 'link') =>
-      store.beginDelivery({ commandId, addressHash, kind, now, quotaPerHour: perHour, quotaPerDay: perDay });
+    // Attempts hold their command for a second here (LEASE_MS), unless a test says otherwise.
+    const begin = (store: MailerStore, commandId: string, addressHash: string, now = T0, perHour = 2, perDay = 3, kind: MailKind = 'link', attemptLeaseMs = LEASE_MS) =>
+      store.beginDelivery({ commandId, addressHash, kind, now, quotaPerHour: perHour, quotaPerDay: perDay, attemptLeaseMs });
+
+    it('when a command comes again while its attempt holds it, then it is in flight, not sent twice; once the attempt ends or its lease runs out, the next delivery sends it', async () => {
+      await expect(begin(h.store, 'c1', H(1))).resolves.toEqual({ decision: 'send', attempts: 1, firstAttemptAt: T0 });
+      await expect(begin(h.store, 'c1', H(1), at(LEASE_MS - 1))).resolves.toEqual({ decision: 'in_flight' });
+      await h.store.endAttempt('c1');
+      await expect(begin(h.store, 'c1', H(1), at(LEASE_MS - 1))).resolves.toEqual({ decision: 'send', attempts: 2, firstAttemptAt: T0 });
+      await expect(begin(h.store, 'c1', H(1), at(2 * LEASE_MS - 2))).resolves.toEqual({ decision: 'in_flight' });
+      // An attempt that died without a word (a crash): its lease runs out and the command is sent again.
+      await expect(begin(h.store, 'c1', H(1), at(2 * LEASE_MS))).resolves.toEqual({ decision: 'send', attempts: 3, firstAttemptAt: T0 });
+    });
+
+    it('when a sent or dropped command\'s attempt is ended, then nothing changes', async () => {
+      await begin(h.store, 'c1', H(1));
+      await h.store.markSent('c1', at(1));
+      await h.store.endAttempt('c1');
+      await expect(begin(h.store, 'c1', H(1), at(2))).resolves.toEqual({ decision: 'already_sent' });
+    });
 
     it('when a command is new, then it is reserved; when it comes back, then it is the same delivery with one more attempt', async () => {
       await expect(begin(h.store, 'c1', H(1))).resolves.toEqual({ decision: 'send', attempts: 1, firstAttemptAt: T0 });
@@ -76,6 +95,7 @@ export function mailerStoreContract(name: string, open: () => Promise<StoreHarne
       await h.store.suppress(H(1), 'rejected', at(2));
       expect(await h.store.isSuppressed(H(1))).toBe(true);
       await expect(begin(h.store, 'n', H(1), at(3))).resolves.toEqual({ decision: 'suppressed' });
+      await h.store.endAttempt('r'); // its attempt failed for now: the retry comes
       await expect(begin(h.store, 'r', H(1), at(4))).resolves.toEqual({ decision: 'suppressed' });
       await h.store.suppress(H(9), 'unsubscribed', at(5));
       expect(await h.store.isSuppressed(H(9))).toBe(true);

@@ -11,6 +11,7 @@ interface DeliveryRow {
   state: DeliveryState;
   attempts: number;
   created_at: number | string;
+  attempt_until: number | string;
 }
 
 /**
@@ -44,18 +45,19 @@ export class KnexMailerStore implements MailerStore {
     if (existing) {
       if (existing.state === 'sent') return { decision: 'already_sent' };
       if (existing.state !== 'reserved') return { decision: 'already_dropped', state: existing.state };
+      if (Number(existing.attempt_until) > now) return { decision: 'in_flight' };
       if (suppressed) {
         await trx(DELIVERIES).where({ command_id: input.commandId }).update({ state: 'suppressed', updated_at: now });
         return { decision: 'suppressed' };
       }
       const attempts = Number(existing.attempts) + 1;
-      await trx(DELIVERIES).where({ command_id: input.commandId }).update({ attempts, updated_at: now });
+      await trx(DELIVERIES).where({ command_id: input.commandId }).update({ attempts, attempt_until: now + input.attemptLeaseMs, updated_at: now });
       return { decision: 'send', attempts, firstAttemptAt: new Date(Number(existing.created_at)) };
     }
 
     const record = (state: DeliveryState, counted: boolean) => trx(DELIVERIES).insert({
       command_id: input.commandId, address_hash: input.addressHash, kind: input.kind, state, counted,
-      attempts: 1, created_at: now, updated_at: now,
+      attempts: 1, created_at: now, updated_at: now, attempt_until: state === 'reserved' ? now + input.attemptLeaseMs : 0,
     });
     if (suppressed) {
       await record('suppressed', false);
@@ -89,6 +91,10 @@ export class KnexMailerStore implements MailerStore {
 
   async markFailed(commandId: string, at: Date): Promise<void> {
     await this.knex(DELIVERIES).where({ command_id: commandId }).update({ state: 'failed', updated_at: at.getTime() });
+  }
+
+  async endAttempt(commandId: string): Promise<void> {
+    await this.knex(DELIVERIES).where({ command_id: commandId, state: 'reserved' }).update({ attempt_until: 0 });
   }
 
   async suppress(addressHash: string, reason: 'unsubscribed' | 'rejected', at: Date): Promise<void> {

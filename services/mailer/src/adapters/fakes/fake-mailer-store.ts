@@ -8,6 +8,7 @@ interface Delivery {
   counted: boolean;
   attempts: number;
   createdAt: number;
+  attemptUntil: number;
 }
 
 const HOUR = 3_600_000;
@@ -25,15 +26,20 @@ export class FakeMailerStore implements MailerStore {
     if (existing) {
       if (existing.state === 'sent') return { decision: 'already_sent' };
       if (existing.state !== 'reserved') return { decision: 'already_dropped', state: existing.state };
+      if (existing.attemptUntil > now) return { decision: 'in_flight' };
       if (this.suppressed.has(input.addressHash)) {
         existing.state = 'suppressed';
         return { decision: 'suppressed' };
       }
       existing.attempts += 1;
+      existing.attemptUntil = now + input.attemptLeaseMs;
       return { decision: 'send', attempts: existing.attempts, firstAttemptAt: new Date(existing.createdAt) };
     }
     const record = (state: DeliveryState, counted: boolean) =>
-      this.deliveries.set(input.commandId, { addressHash: input.addressHash, kind: input.kind, state, counted, attempts: 1, createdAt: now });
+      this.deliveries.set(input.commandId, {
+        addressHash: input.addressHash, kind: input.kind, state, counted, attempts: 1, createdAt: now,
+        attemptUntil: state === 'reserved' ? now + input.attemptLeaseMs : 0,
+      });
     if (this.suppressed.has(input.addressHash)) {
       record('suppressed', false);
       return { decision: 'suppressed' };
@@ -59,6 +65,12 @@ export class FakeMailerStore implements MailerStore {
     this.check();
     const d = this.deliveries.get(commandId);
     if (d) d.state = 'failed';
+  }
+
+  async endAttempt(commandId: string): Promise<void> {
+    this.check();
+    const d = this.deliveries.get(commandId);
+    if (d?.state === 'reserved') d.attemptUntil = 0;
   }
 
   async suppress(addressHash: string, reason: 'unsubscribed' | 'rejected'): Promise<void> {
