@@ -38,6 +38,23 @@ describe('NoteCrypto', () => {
     expect(aeadOpen(key, sealed.contentBox, associatedData('content', sealed.lookup, 'k1')).toString('utf8')).toBe('the secret');
   });
 
+
+  it('when a note is sealed with one draw of random bytes, then salt, note_ref, receipt bytes and every box nonce are distinct parts of it', async () => {
+    const crypto = makeCrypto();
+    const random = crypto.newNoteRandom();
+    const sealed = await crypto.seal(crypto.newUuid(), { content: 'c', passcode: null, notificationEmail: 'a@example.org', keyCheck: 'AAAA', receiptId: 'r' }, random);
+    expect(sealed.salt.equals(random.salt)).toBe(true);
+    expect(random.noteRef).toMatch(/^[0-9a-f]{32}$/);
+    expect(random.receiptIdBytes).toHaveLength(32);
+    const boxes = [sealed.checkBox, sealed.contentBox, sealed.emailBox!, sealed.keyCheckBox!, sealed.receiptBox!];
+    const nonces = boxes.map((box) => box.subarray(0, 12).toString('hex'));
+    expect(nonces).toEqual([0, 1, 2, 3, 4].map((i) => random.nonces.subarray(i * 12, (i + 1) * 12).toString('hex')));
+    const parts = [random.salt.toString('hex'), random.noteRef, random.receiptIdBytes.toString('hex'), ...nonces];
+    expect(new Set(parts).size).toBe(parts.length);
+    const next = crypto.newNoteRandom();
+    expect(next.salt.equals(random.salt)).toBe(false);
+    expect(next.noteRef).not.toBe(random.noteRef);
+  });
   it('when a uuid is made, then it is a lowercase RFC 4122 version 4 uuid and fresh each time', () => {
     const crypto = makeCrypto();
     const ids = new Set(Array.from({ length: 100 }, () => crypto.newUuid()));

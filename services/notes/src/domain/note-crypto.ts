@@ -1,5 +1,5 @@
-import { createHmac, hkdfSync, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
-import { InternalError, aeadOpen, aeadSeal, type KeyRing } from '@vanish/common';
+import { createHmac, createSecretKey, hkdfSync, randomBytes, randomUUID, scrypt, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { AEAD_NONCE_BYTES, InternalError, aeadOpen, aeadSeal, type KeyRing } from '@vanish/common';
 import { ScryptLimit } from './scrypt-limit';
 
 /**
@@ -26,6 +26,12 @@ export const SCRYPT_BOUNDS = Object.freeze({ minLogN: 10, maxLogN: 16, maxR: 16,
 
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
+const NOTE_REF_BYTES = 16;
+/** Random bytes behind a receipt id (ReceiptIds.idFrom). */
+export const RECEIPT_ID_BYTES = 32;
+/** The most boxes one note seals: check, content, email, key_check, receipt. */
+const MAX_BOXES = 5;
+const NOTE_RANDOM_BYTES = SALT_BYTES + NOTE_REF_BYTES + RECEIPT_ID_BYTES + MAX_BOXES * AEAD_NONCE_BYTES;
 const CHECK_PLAINTEXT = Buffer.from('vanish.note-check.v1', 'utf8');
 const HKDF_INFO = 'vanish.note-key.v1';
 /** The key_check is sealed under a key of the uuid alone, so that a wrong fragment is told apart before any passcode. */
@@ -33,6 +39,22 @@ const KEY_CHECK_HKDF_INFO = 'vanish.note-key-check.v1';
 const AAD_PREFIX = 'vanish.note.v1';
 
 export type SealedField = 'check' | 'content' | 'email' | 'key_check' | 'receipt';
+
+/**
+ * Every random byte a new note needs, from one CSPRNG call: a call costs about as much for 16 bytes
+ * as for 128, and a note took five (salt, note_ref, receipt id, a nonce per box). The parts never
+ * overlap; the uuid stays randomUUID's (node draws those from a pool already).
+ */
+export interface NoteRandom {
+  /** HKDF (and scrypt) salt. */
+  salt: Buffer;
+  /** The note's reference for events (DECISIONS 7), hex. */
+  noteRef: string;
+  /** For ReceiptIds.idFrom. */
+  receiptIdBytes: Buffer;
+  /** One AES-GCM nonce per sealed box, AEAD_NONCE_BYTES each. */
+  nonces: Buffer;
+}
 
 /** What the store keeps of a note's secrets: no uuid, no passcode, nothing in clear. */
 export interface SealedNote {
@@ -102,7 +124,8 @@ export interface NoteCryptoOptions {
  */
 export class NoteCrypto {
   private readonly masterKeys: KeyRing;
-  private readonly lookupKey: Buffer;
+  /** A KeyObject: node 24 checks a Buffer HMAC key the slow way (about 20 µs against 3 per lookup). */
+  private readonly lookupKey: KeyObject;
   private readonly kdf: ScryptParams;
   private readonly scryptLimit: ScryptLimit;
   private readonly scrypt: ScryptFunction;
@@ -113,7 +136,7 @@ export class NoteCrypto {
     const outOfBounds = scryptParamsProblem(kdf);
     if (outOfBounds) throw new Error(`scrypt parameters out of bounds: ${outOfBounds}`);
     this.masterKeys = options.masterKeys;
-    this.lookupKey = options.lookupKey;
+    this.lookupKey = createSecretKey(options.lookupKey);
     this.kdf = kdf;
     this.scryptLimit = options.scryptLimit ?? new ScryptLimit();
     this.scrypt = options.scrypt ?? nodeScrypt;
@@ -129,33 +152,44 @@ export class NoteCrypto {
     return createHmac('sha256', this.lookupKey).update(uuid.toLowerCase(), 'utf8').digest('hex');
   }
 
-  /** A random reference for events, unrelated to the uuid (DECISIONS 7). */
-  newNoteRef(): string {
-    return randomBytes(16).toString('hex');
+  /** The random parts of a new note (salt, note_ref for events unrelated to the uuid, receipt id, nonces). */
+  newNoteRandom(): NoteRandom {
+    const bytes = randomBytes(NOTE_RANDOM_BYTES);
+    let offset = 0;
+    const take = (length: number): Buffer => bytes.subarray(offset, (offset += length));
+    return {
+      salt: take(SALT_BYTES),
+      noteRef: take(NOTE_REF_BYTES).toString('hex'),
+      receiptIdBytes: take(RECEIPT_ID_BYTES),
+      nonces: take(MAX_BOXES * AEAD_NONCE_BYTES),
+    };
   }
 
-  async seal(uuid: string, secrets: NoteSecrets): Promise<SealedNote> {
+  /** Seals with `random`'s salt and nonces; give the same NoteRandom whose note_ref and receipt id the note gets. */
+  async seal(uuid: string, secrets: NoteSecrets, random: NoteRandom = this.newNoteRandom()): Promise<SealedNote> {
     const master = this.masterKeys.current;
     const lookup = this.lookup(uuid);
-    const salt = randomBytes(SALT_BYTES);
+    const { salt } = random;
     const kdf = secrets.passcode !== null ? formatKdf(this.kdf) : null;
     const key = await this.noteKey(master.material, uuid, salt, kdf, secrets.passcode);
     const aad = (field: SealedField) => associatedData(field, lookup, master.id);
+    let box = 0;
+    const nonce = (): Buffer => random.nonces.subarray(box * AEAD_NONCE_BYTES, (box += 1) * AEAD_NONCE_BYTES);
     return {
       lookup,
       keyId: master.id,
       salt,
       kdf,
-      checkBox: aeadSeal(key, CHECK_PLAINTEXT, aad('check')),
-      contentBox: aeadSeal(key, Buffer.from(secrets.content, 'utf8'), aad('content')),
+      checkBox: aeadSeal(key, CHECK_PLAINTEXT, aad('check'), nonce()),
+      contentBox: aeadSeal(key, Buffer.from(secrets.content, 'utf8'), aad('content'), nonce()),
       emailBox: secrets.notificationEmail !== null
-        ? aeadSeal(key, Buffer.from(secrets.notificationEmail, 'utf8'), aad('email'))
+        ? aeadSeal(key, Buffer.from(secrets.notificationEmail, 'utf8'), aad('email'), nonce())
         : null,
       keyCheckBox: secrets.keyCheck
-        ? aeadSeal(this.keyCheckKey(master.material, uuid, salt), Buffer.from(secrets.keyCheck, 'base64url'), aad('key_check'))
+        ? aeadSeal(this.keyCheckKey(master.material, uuid, salt), Buffer.from(secrets.keyCheck, 'base64url'), aad('key_check'), nonce())
         : null,
       ...(secrets.receiptId && secrets.notificationEmail !== null
-        ? { receiptBox: aeadSeal(key, Buffer.from(secrets.receiptId, 'utf8'), aad('receipt')) }
+        ? { receiptBox: aeadSeal(key, Buffer.from(secrets.receiptId, 'utf8'), aad('receipt'), nonce()) }
         : {}),
     };
   }
@@ -223,11 +257,11 @@ export class NoteCrypto {
     }
   }
 
-  private keyCheckKey(master: Buffer, uuid: string, salt: Buffer): Buffer {
-    return Buffer.from(hkdfSync('sha256', Buffer.concat([master, Buffer.from(uuid.toLowerCase(), 'utf8')]), salt, KEY_CHECK_HKDF_INFO, KEY_BYTES));
+  private keyCheckKey(master: Buffer, uuid: string, salt: Buffer): KeyObject {
+    return hkdfKey(Buffer.concat([master, Buffer.from(uuid.toLowerCase(), 'utf8')]), salt, KEY_CHECK_HKDF_INFO);
   }
 
-  private async noteKey(master: Buffer, uuid: string, salt: Buffer, kdf: string | null, passcode: string | null): Promise<Buffer> {
+  private async noteKey(master: Buffer, uuid: string, salt: Buffer, kdf: string | null, passcode: string | null): Promise<KeyObject> {
     const parts = [master, Buffer.from(uuid.toLowerCase(), 'utf8')];
     if (kdf !== null) {
       if (passcode === null) throw new Error('a passcode is required for this note');
@@ -236,8 +270,16 @@ export class NoteCrypto {
     }
     // Synchronous on purpose: one HKDF is a few microseconds, while the async form's trip through
     // the thread pool cost several times that in CPU per note (profiled under a create load).
-    return Buffer.from(hkdfSync('sha256', Buffer.concat(parts), salt, kdf === null ? HKDF_INFO : `${HKDF_INFO}.passcode`, KEY_BYTES));
+    return hkdfKey(Buffer.concat(parts), salt, kdf === null ? HKDF_INFO : `${HKDF_INFO}.passcode`);
   }
+}
+
+/**
+ * HKDF-SHA-256 to a 256-bit key, as KeyObjects in and out: node 24 checks Buffer keys the slow way
+ * (hkdfSync and AES-GCM each cost several times more with them; measured under a create load).
+ */
+function hkdfKey(inputKeyMaterial: Buffer, salt: Buffer, info: string): KeyObject {
+  return createSecretKey(Buffer.from(hkdfSync('sha256', createSecretKey(inputKeyMaterial), salt, info, KEY_BYTES)));
 }
 
 export function associatedData(field: SealedField, lookup: string, keyId: string): Buffer {

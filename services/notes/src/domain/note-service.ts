@@ -94,13 +94,14 @@ export class NoteService implements NotesApi {
     const maxViews = input.expiryType === 'time' ? TIME_NOTE_MAX_VIEWS : input.maxViews;
     const passcode = input.passcode === '' ? null : input.passcode;
     const keyCheck = input.keyCheck ?? null;
-    const receiptId = this.receiptIds?.newId();
+    const random = this.crypto.newNoteRandom();
+    const receiptId = this.receiptIds?.idFrom(random.receiptIdBytes);
     const sealed = await this.crypto.seal(uuid, {
       content: input.content, passcode, notificationEmail: packNotificationAddress(input.notificationEmail, input.lang), keyCheck, receiptId,
-    });
+    }, random);
     const note: NoteRecord = {
       ...sealed,
-      noteRef: this.crypto.newNoteRef(),
+      noteRef: random.noteRef,
       hasPasscode: passcode !== null,
       expiryType: input.expiryType,
       maxViews,

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Clock } from '@vanish/common';
 
 /** Remembers redeemed form tokens until they expire, shared by every notes replica. */
@@ -22,12 +22,17 @@ interface TokenPayload {
  * origin check it stops a foreign page from making a visitor's browser burn a view.
  */
 export class FormTokens {
+  /** A KeyObject: node 24 checks a Buffer HMAC key the slow way (docs/notes-storage.md, Crypto). */
+  private readonly key: KeyObject;
+
   constructor(
-    private readonly key: Buffer,
+    key: Buffer,
     private readonly used: UsedTokenStore,
     private readonly clock: Clock,
     private readonly ttlMs = 60 * 60 * 1000,
-  ) {}
+  ) {
+    this.key = createSecretKey(key);
+  }
 
   issue(purpose: FormPurpose, target = ''): string {
     const payload: TokenPayload = {

@@ -3,7 +3,8 @@ import {
   AppError, GroupCommit, InternalError, ServiceUnavailableError, systemClock, type Clock, type ExpiryType, type OutgoingMessage,
 } from '@vanish/common';
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
-import { receiptEventRow, receiptRowOf } from './knex-receipt-store';
+import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-store';
+import { PlainInsert } from './plain-insert';
 import { connectionIdOf, endConnection } from './commit-outcome';
 import {
   DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions,
@@ -31,6 +32,23 @@ interface NoteRow {
   expires_at: number | string;
   webhook_box?: string | null;
 }
+
+/** The creation batch's INSERTs (every column of toRow, receiptRowOf and the outbox row). */
+const INSERT_NOTES = new PlainInsert<NoteRow>('notes', [
+  'lookup', 'note_ref', 'key_id', 'salt', 'kdf', 'check_box', 'content_box', 'email_box', 'key_check_box', 'receipt_box', 'has_passcode',
+  'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'created_at', 'expires_at',
+  'webhook_box',
+]);
+const INSERT_RECEIPTS = new PlainInsert<ReceiptRow>('receipts', [
+  'receipt_key', 'note_ref', 'expiry_type', 'max_views', 'has_passcode', 'created_at', 'expires_at', 'ended_at', 'end_reason',
+]);
+interface OutboxInsertRow {
+  id: string;
+  routing_key: string;
+  body: string;
+  created_at: number;
+}
+const INSERT_OUTBOX = new PlainInsert<OutboxInsertRow>('outbox', ['id', 'routing_key', 'body', 'created_at']);
 
 const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'expires_at', 'webhook_box'] as const;
 const TRANSACTION_ATTEMPTS = 3;
@@ -276,9 +294,8 @@ class KnexNoteTransaction implements NoteTransaction {
 
   /** One multi-row INSERT. */
   async insertAll(notes: readonly NoteRecord[]): Promise<void> {
-    await this.trx('notes').insert(notes.map(toRow));
-    const receipts = notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf);
-    if (receipts.length > 0) await this.trx('receipts').insert(receipts);
+    await INSERT_NOTES.run(this.trx, notes.map(toRow));
+    await INSERT_RECEIPTS.run(this.trx, notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf));
   }
 
   async claimView(lookup: string, now: Date): Promise<boolean> {
@@ -352,7 +369,7 @@ class KnexNoteTransaction implements NoteTransaction {
   async enqueue(messages: readonly OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const createdAt = this.clock.now().getTime();
-    await this.trx('outbox').insert(messages.map((m) => ({ id: m.id, routing_key: m.routingKey, body: m.body, created_at: createdAt })));
+    await INSERT_OUTBOX.run(this.trx, messages.map((m) => ({ id: m.id, routing_key: m.routingKey, body: m.body, created_at: createdAt })));
   }
 }
 

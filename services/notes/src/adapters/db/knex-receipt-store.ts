@@ -4,7 +4,7 @@ import type { ClientClass, NoteEndReason, NoteRecord, ReceiptEntry } from '../..
 import type { ReceiptStore, StoredReceipt, StoredReceiptEvent } from '../../receipts/ports';
 import { DEFAULT_OPERATION_TIMEOUT_MS, withDatabase, type KnexStoreOptions } from './database-errors';
 
-interface ReceiptRow {
+export interface ReceiptRow {
   receipt_key: string;
   note_ref: string;
   expiry_type: string;

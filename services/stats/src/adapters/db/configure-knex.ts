@@ -17,3 +17,12 @@ export function configureKnex(databaseUrl: string, options: Partial<ConfigureKne
     logger: options.logger ?? createLogger('stats', 'warn').child('stats/db'),
   });
 }
+
+/**
+ * The rows of a `knex.raw` select: mysql2 answers `[rows, fields]`, SQLite the rows themselves
+ * (the query builder hides this; raw statements do not).
+ */
+export function rowsOfRawSelect<Row>(knex: Knex, result: unknown): Row[] {
+  const client = (knex.client as { config?: { client?: unknown } }).config?.client;
+  return (client === 'mysql2' ? (result as [Row[], unknown])[0] : result) as Row[];
+}

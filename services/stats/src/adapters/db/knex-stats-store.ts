@@ -2,7 +2,7 @@ import { AppError, ServiceUnavailableError } from '@vanish/common';
 import type { Knex } from 'knex';
 import type { CounterDelta, Counters, CurrentState, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
 import { bucketRanges } from './bucket-ranges';
-import { isDatabaseUnavailable } from './configure-knex';
+import { isDatabaseUnavailable, rowsOfRawSelect } from './configure-knex';
 
 const COUNTER_NAMES: Record<keyof Counters, string> = {
   created: 'notes_created',
@@ -41,7 +41,15 @@ interface CurrentStateRow {
 
 /** StatsStore on knex (SQLite or MySQL/MariaDB); the stats service's tables only. */
 export class KnexStatsStore implements StatsStore {
-  constructor(private readonly knex: Knex) {}
+  /**
+   * current()'s statement, composed once by the query builder (so quoted for the dialect) and then
+   * sent as plain SQL with its three values: composing it took about 60 µs of CPU per read.
+   */
+  private readonly currentSql: string;
+
+  constructor(private readonly knex: Knex) {
+    this.currentSql = this.currentQuery(0, 0, 0).toSQL().sql;
+  }
 
   async applyOnce(eventIdDigest: string, delta: CounterDelta, seenAt: number): Promise<boolean> {
     const [counted] = await this.applyBatch([{ eventIdDigest, delta }], seenAt);
@@ -106,15 +114,8 @@ export class KnexStatsStore implements StatsStore {
    */
   current(recentFromMinute: number, recentToMinute: number, heartbeatsSince: number): Promise<CurrentState> {
     return withDatabase(async () => {
-      const k = this.knex;
-      const rows: CurrentStateRow[] = await k('stats_counters')
-        .select(k.raw("'counter' as part"), 'name', 'value', k.raw('null as instance'), k.raw('null as components'))
-        .unionAll(k('stats_created_minutes')
-          .select(k.raw("'recent'"), k.raw('null'), k.raw('coalesce(sum(created), 0)'), k.raw('null'), k.raw('null'))
-          .whereBetween('minute', [recentFromMinute, recentToMinute]))
-        .unionAll(k('stats_heartbeats')
-          .select(k.raw("'heartbeat'"), 'service', 'observed_at', 'instance', 'components')
-          .where('observed_at', '>=', heartbeatsSince));
+      const result: unknown = await this.knex.raw(this.currentSql, [recentFromMinute, recentToMinute, heartbeatsSince]);
+      const rows = rowsOfRawSelect<CurrentStateRow>(this.knex, result);
       const counters = countersFrom(rows.filter((r) => r.part === 'counter').map((r) => ({ name: String(r.name), value: r.value })));
       const recentCreated = num(rows.find((r) => r.part === 'recent')?.value);
       const heartbeats = rows.filter((r) => r.part === 'heartbeat').map((r) => ({
@@ -125,6 +126,19 @@ export class KnexStatsStore implements StatsStore {
       }));
       return { counters, recentCreated, heartbeats };
     });
+  }
+
+  /** The three parts of current() in one UNION ALL; its values in this order: from, to, since. */
+  private currentQuery(recentFromMinute: number, recentToMinute: number, heartbeatsSince: number): Knex.QueryBuilder {
+    const k = this.knex;
+    return k('stats_counters')
+      .select(k.raw("'counter' as part"), 'name', 'value', k.raw('null as instance'), k.raw('null as components'))
+      .unionAll(k('stats_created_minutes')
+        .select(k.raw("'recent'"), k.raw('null'), k.raw('coalesce(sum(created), 0)'), k.raw('null'), k.raw('null'))
+        .whereBetween('minute', [recentFromMinute, recentToMinute]))
+      .unionAll(k('stats_heartbeats')
+        .select(k.raw("'heartbeat'"), 'service', 'observed_at', 'instance', 'components')
+        .where('observed_at', '>=', heartbeatsSince));
   }
 
   createdBetween(fromMinute: number, toMinute: number): Promise<number> {
