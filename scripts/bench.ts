@@ -8,7 +8,7 @@
 // autocannon create load, RSS of each service at the end. Writes docs/performance.md (the generated section) and
 // docs/performance.svg. Env: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn),
 // MARIADB_URL (mysql://root@127.0.0.1:3306), REDIS_URL, AMQP_URL (without vhost), BENCH_SKIP_FULL=1,
-// BENCH_DIAGNOSTICS=0 (skip the reads straight to notes and stats), BENCH_CPU_PROF=1.
+// BENCH_DIAGNOSTICS=0 (skip the reads straight to notes and stats), BENCH_CPU_PROF=1, BENCH_WRK=0 (autocannon only).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,7 +54,7 @@ const children: Child[] = [];
 const cleanups: (() => Promise<void>)[] = [];
 
 const DB_PID = mariadbPid();
-const WRK = wrkInstalled();
+const WRK = process.env.BENCH_WRK !== '0' && wrkInstalled();
 const WRK_SCRIPT_DIR = mkdtempSync(join(tmpdir(), 'vanish-bench-wrk-'));
 
 /** Runs a measurement and adds the CPU the processes under test (and MariaDB) spent per request. */
@@ -289,7 +289,7 @@ async function main(): Promise<void> {
   lines.push(`- Machine: ${machine()}.`);
   lines.push(`- 1-minute load average of the machine: ${loadAtStart} at the start, ${loadAverage()} at the end (2 cores; above ~1 means other work was competing with the run).`);
   lines.push(`- Load: autocannon, ${CONNECTIONS} connections, ${DURATION} s per scenario after a ${WARMUP} s warm-up, then ` +
-    (anyWrk ? `wrk (\`wrk -t2 -c${CONNECTIONS} -d${DURATION}s --latency\` with a Lua script for the same requests) for ${DURATION} s more` : 'no wrk (not installed)') +
+    (anyWrk ? `wrk (\`wrk -t2 -c${CONNECTIONS} -d${DURATION}s --latency\` with a Lua script for the same requests) for ${DURATION} s more` : 'no wrk (not installed, or BENCH_WRK=0)') +
     ', on the same machine as the services.');
   lines.push(`- Services: separate \`node services/<name>/dist/main.js\` processes, LOG_LEVEL=${LOG_LEVEL}; MariaDB, Redis and RabbitMQ are the machine's own servers; limits raised to ${HIGH_LIMIT} per hour.`);
   lines.push('');
