@@ -2,7 +2,7 @@
 // logs in files, free ports, readiness polling, autocannon runs, wrk runs, RSS, markdown and SVG output.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, freemem, loadavg, totalmem, release, platform, tmpdir } from 'node:os';
@@ -254,19 +254,57 @@ export async function sequentialLatency(origin: string, paths: string[], count: 
   return { p50: percentile(times, 50), p99: percentile(times, 99), mean: times.reduce((a, b) => a + b, 0) / times.length };
 }
 
-export interface WrkResult {
-  requestsPerSecond: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  raw: string;
+/** CPU seconds (user + system) of this process's finished, waited-for children (wrk runs under spawnSync). */
+function childrenCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND; // cutime, cstime (fields 16 and 17)
 }
 
-/** `wrk --latency` (the Debian package) as a cross-check of autocannon; undefined when wrk is missing. */
-export function runWrk(url: string, connections: number, durationSeconds: number): WrkResult | undefined {
-  const which = spawnSync('which', ['wrk'], { encoding: 'utf8' });
-  if (which.status !== 0) return undefined;
-  const run = spawnSync('wrk', ['-t2', `-c${connections}`, `-d${durationSeconds}s`, '--latency', url], { encoding: 'utf8' });
+export const wrkInstalled = (): boolean => spawnSync('which', ['wrk'], { encoding: 'utf8' }).status === 0;
+
+/** A Lua string literal for any text (decimal escapes for everything but plain printable ASCII). */
+function luaString(text: string): string {
+  let out = '"';
+  for (const byte of Buffer.from(text, 'utf8')) {
+    out += byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`;
+  }
+  return `${out}"`;
+}
+
+/**
+ * The wrk script that sends what an autocannon run of the same options sends: the method, body and
+ * headers, and the rotation over `paths` (each of wrk's threads rotates on its own).
+ */
+export function wrkScript(options: Pick<LoadOptions, 'method' | 'body' | 'headers' | 'paths'>): string {
+  const lines = [`wrk.method = ${luaString(options.method ?? 'GET')}`];
+  if (options.body !== undefined) lines.push(`wrk.body = ${luaString(options.body)}`);
+  for (const [name, value] of Object.entries(options.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+  if (options.paths && options.paths.length > 0) {
+    lines.push(`local paths = { ${options.paths.map(luaString).join(', ')} }`);
+    lines.push('local next_path = 0');
+    lines.push('request = function()');
+    lines.push('  next_path = next_path % #paths + 1');
+    lines.push('  return wrk.format(nil, paths[next_path])');
+    lines.push('end');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * One run of Debian's wrk (`-t2 --latency`, a Lua script for the method, body, headers and path
+ * rotation) with the same options as an autocannon run, so that each scenario is measured by both
+ * clients. Non-2xx answers and socket errors count as errors. wrk's own CPU per request is read from
+ * this process's waited-for children. Undefined when wrk is not installed.
+ */
+export function runWrk(options: LoadOptions, scriptDir: string): LoadResult | undefined {
+  if (!wrkInstalled()) return undefined;
+  const script = join(scriptDir, `wrk-${randomSuffix()}.lua`);
+  writeFileSync(script, wrkScript(options));
+  const cpuBefore = childrenCpuSeconds();
+  const run = spawnSync('wrk', ['-t2', `-c${options.connections}`, `-d${options.durationSeconds}s`, '--latency', '-s', script, options.url], { encoding: 'utf8' });
+  const cpu = childrenCpuSeconds() - cpuBefore;
+  rmSync(script, { force: true });
   const raw = `${run.stdout}${run.stderr}`;
   const ms = (text: string | undefined): number => {
     const match = /([\d.]+)(us|ms|s)/.exec(text ?? '');
@@ -274,13 +312,21 @@ export function runWrk(url: string, connections: number, durationSeconds: number
     const value = Number(match[1]);
     return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
   };
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(raw)?.[1] ?? NaN);
-  const p50 = ms(/\s50%\s+(\S+)/.exec(raw)?.[1]);
-  const p99 = ms(/\s99%\s+(\S+)/.exec(raw)?.[1]);
+  const counted = /(\d+) requests in ([\d.]+)(ms|s)/.exec(raw);
+  const total = Number(counted?.[1] ?? 0);
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(raw);
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(raw)?.[1] ?? 0);
-  const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  return { requestsPerSecond: rps, p50, p99, errors, raw };
+  if (run.status !== 0 || !counted) throw new Error(`wrk failed (exit ${run.status}):\n${raw}`);
+  return {
+    scenario: options.scenario,
+    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(raw)?.[1] ?? NaN),
+    p50: ms(/\s50%\s+(\S+)/.exec(raw)?.[1]),
+    p99: ms(/\s99%\s+(\S+)/.exec(raw)?.[1]),
+    errors: non2xx + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
+    total,
+    non2xx,
+    loaderCpuMsPerRequest: (cpu * 1000) / Math.max(1, total),
+  };
 }
 
 export function percentile(values: number[], p: number): number {

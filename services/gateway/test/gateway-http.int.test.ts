@@ -314,7 +314,8 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       expect(notes.seen).toHaveLength(0);
       // 50 MB passed through at once; a gateway that held bodies would keep up to 50 MB alive.
       expect(peak - baseline).toBeLessThan(12 * 1024 * 1024);
-    }, 30_000); // 50 MB through the guard: seconds on a busy machine, past jest's 5 s default
+      // 50 MB over loopback with a full collection every 10 ms: over jest's 5 s on a loaded machine.
+    }, 30_000);
 
     it('when a body announces more than 128 KiB, then 400 PAYLOAD_TOO_LARGE', async () => {
       const answer = await send(`${gw.url}/api/create.php`, { method: 'POST', headers: json, body: Buffer.alloc(200 * 1024, 0x20) });

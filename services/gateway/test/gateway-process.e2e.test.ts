@@ -8,6 +8,9 @@ import { send } from './support/http-client';
 import { TestUpstream } from './support/test-upstream';
 
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
+// Each test starts node on dist/main.js: on a loaded CI machine start-up alone took 3 to 5 s, the
+// whole of jest's default 5 s budget, before the behaviour under test began.
+jest.setTimeout(30_000);
 
 describe('the gateway as its own process (dist/main.js)', () => {
   const notes = new TestUpstream('notes');

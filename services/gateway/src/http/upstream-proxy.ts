@@ -1,6 +1,5 @@
-import type { Agent, IncomingMessage, ServerResponse } from 'node:http';
+import { request as upstreamRequest, type Agent, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Request, Response, RequestHandler } from 'express';
-import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import {
   AppError,
   errorBody,
@@ -32,42 +31,42 @@ const HOP_BY_HOP = new Set([
   'x-powered-by', 'x-request-id',
 ]);
 
+/**
+ * Headers of the client's connection to us, not sent on ours to the upstream: the upstream
+ * connection is the agent's, kept alive whatever the client asked of its own.
+ */
+const CLIENT_HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade']);
+
 /** The largest upstream 5xx body we read to check its shape. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-interface ProxyState {
-  timer?: NodeJS.Timeout;
-  timedOut: boolean;
-  proxyReq?: import('node:http').ClientRequest;
-}
 
 class UpstreamDeadlineError extends Error {
   readonly code = 'UPSTREAM_DEADLINE';
 }
 
 /**
- * One upstream behind http-proxy-middleware, with a keep-alive agent (the upstream connection
- * is reused instead of opened per request), a deadline for the upstream's answer (504), refused
- * or broken connections as 502, and answers rewritten on the way out: DECISIONS 8 headers are
- * enforced, hop-by-hop headers dropped, and a 5xx body that is not our error shape (an HTML
+ * One upstream, relayed with node:http through the shared keep-alive agent (the upstream
+ * connection is reused instead of opened per request), a deadline for the upstream's answer (504),
+ * refused or broken connections as 502, and answers rewritten on the way out: DECISIONS 8 headers
+ * are enforced, hop-by-hop headers dropped, and a 5xx body that is not our error shape (an HTML
  * stack trace, say) is replaced, so no upstream internals ever reach a client.
+ *
+ * (Until issue 18 this went through http-proxy-middleware; its per-request work, a legacy URL
+ * parse of the target and option merging among it, cost more than the relay itself:
+ * docs/performance.md, "Gateway relay".)
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandler {
-  const states = new WeakMap<IncomingMessage, ProxyState>();
-  const { logger } = options;
+  const { logger, agent } = options;
+  const target = new URL(options.target);
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  const port = target.port === '' ? 80 : Number(target.port);
+  const pathPrefix = target.pathname.replace(/\/+$/, '');
 
-  const fail = (req: IncomingMessage, res: ServerResponse | import('node:net').Socket, err: Error & { code?: string }): void => {
-    const state = states.get(req);
-    if (state?.timer) clearTimeout(state.timer);
-    if (!('setHeader' in res)) {
-      res.destroy();
-      return;
-    }
-    const timedOut = state?.timedOut === true || err instanceof UpstreamDeadlineError || err.code === 'ETIMEDOUT';
+  const fail = (req: Request, res: Response, err: Error & { code?: string }, timedOut: boolean): void => {
     const appError = timedOut ? new UpstreamTimeoutError(err) : new UpstreamUnavailableError(err);
     options.onUpstreamError?.(options.name, appError.code);
     logger.warn('upstream failed', {
-      requestId: (res as Response).locals?.requestId,
+      requestId: res.locals?.requestId,
       upstream: options.name,
       code: appError.code,
       cause: err.code ?? err.name,
@@ -76,59 +75,56 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandl
       res.destroy();
       return;
     }
-    sendError(req as Request, res as Response, appError);
+    sendError(req, res, appError);
   };
 
-  const plugin: Plugin<Request, Response> = (proxyServer) => {
-    proxyServer.on('proxyReq', (proxyReq, req, res) => {
-      const state = states.get(req);
-      if (state) state.proxyReq = proxyReq;
-      if (state?.timedOut) {
-        proxyReq.destroy();
-        return;
-      }
-      const body = (res as Response).locals?.body as Buffer | undefined;
-      if (body && body.length > 0) {
-        if (proxyReq.writableEnded) {
-          proxyReq.destroy(new Error('request body could not be re-sent'));
-          return;
-        }
-        proxyReq.write(body);
-      }
-    });
-    proxyServer.on('proxyRes', (proxyRes, req, res) => {
-      const state = states.get(req);
-      if (state?.timer) clearTimeout(state.timer);
-      relayAnswer(proxyRes, req as Request, res as Response, logger, options.name);
-    });
-    proxyServer.on('error', (err, req, res) => fail(req, res, err as Error & { code?: string }));
-    proxyServer.on('econnreset', () => {
-      // The client went away while we waited for the upstream: nothing to answer.
-    });
-  };
-
-  const proxy = createProxyMiddleware<Request, Response>({
-    target: options.target,
-    agent: options.agent,
-    changeOrigin: false,
-    xfwd: false,
-    selfHandleResponse: true,
-    ejectPlugins: true,
-    plugins: [plugin],
-  });
-
-  return (req, res, next) => {
-    const state: ProxyState = { timedOut: false };
-    states.set(req, state);
-    state.timer = setTimeout(() => {
-      state.timedOut = true;
-      if (state.proxyReq) state.proxyReq.destroy(new UpstreamDeadlineError('upstream deadline'));
-      else fail(req, res, new UpstreamDeadlineError('upstream deadline'));
-    }, options.timeoutMs);
-    res.once('close', () => clearTimeout(state.timer));
+  return (req, res) => {
     forwardedHeaders(req);
-    void proxy(req, res, next);
+    let upstream: ClientRequest;
+    try {
+      upstream = upstreamRequest({
+        agent, host, port, method: req.method, path: pathPrefix + req.url, headers: upstreamHeaders(req.headers),
+      });
+    } catch (err) {
+      // Node refuses to send some paths and header values it accepted from the client.
+      fail(req, res, err as Error, false);
+      return;
+    }
+    let timedOut = false;
+    let clientGone = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      upstream.destroy(new UpstreamDeadlineError('upstream deadline'));
+    }, options.timeoutMs);
+    res.once('close', () => {
+      clearTimeout(timer);
+      // The client went away before its answer was written: the upstream's is not wanted.
+      if (res.writableFinished) return;
+      clientGone = true;
+      upstream.destroy();
+    });
+    upstream.once('response', (answer) => {
+      clearTimeout(timer);
+      relayAnswer(answer, req, res, logger, options.name);
+    });
+    upstream.on('error', (err: Error & { code?: string }) => {
+      clearTimeout(timer);
+      if (clientGone) return; // nobody to answer
+      fail(req, res, err, timedOut || err.code === 'ETIMEDOUT');
+    });
+    const body = res.locals.body as Buffer | undefined;
+    if (body && body.length > 0) upstream.end(body);
+    else upstream.end();
   };
+}
+
+/** The client's request headers minus those of its own connection (see CLIENT_HOP_HEADERS). */
+function upstreamHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const copy: IncomingHttpHeaders = {};
+  for (const name in headers) {
+    if (!CLIENT_HOP_HEADERS.has(name)) copy[name] = headers[name];
+  }
+  return copy;
 }
 
 /** The upstream learns who the client is from us alone: a client's own X-Forwarded-* is replaced. */
