@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { cpus, freemem, loadavg, totalmem, release, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import type { Connection, RowDataPacket } from 'mysql2/promise';
 
 export const ROOT = join(__dirname, '..', '..');
 
@@ -145,6 +146,21 @@ export function mariadbPid(): number | undefined {
   const run = spawnSync('pgrep', ['-x', 'mariadbd'], { encoding: 'utf8' });
   const pid = Number(run.stdout.trim().split('\n')[0]);
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** The oldest process whose command line matches (e.g. RabbitMQ's `beam.smp`), if one runs. */
+export function oldestPid(pattern: string): number | undefined {
+  const run = spawnSync('pgrep', ['-o', '-f', pattern], { encoding: 'utf8' });
+  const pid = Number(run.stdout.trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** MariaDB's own counters of what clients asked of it (server-wide: run on a quiet machine). */
+export const STATEMENT_COUNTERS = ['Questions', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_select', 'Com_update', 'Com_delete'];
+
+export async function statementCounts(db: Connection): Promise<Record<string, number>> {
+  const [rows] = await db.query<RowDataPacket[]>('SHOW GLOBAL STATUS WHERE Variable_name IN (?)', [STATEMENT_COUNTERS]);
+  return Object.fromEntries(rows.map((row) => [String(row.Variable_name), Number(row.Value)]));
 }
 
 /** Resident set size of a process in MB, from /proc. */
