@@ -6,7 +6,8 @@
 // pipeline it prints the CPU µs per e-mail of every process on the path (the mailer, MariaDB, RabbitMQ, and
 // this process: publisher and sink) and the MariaDB statements per e-mail. Env: BENCH_MAIL_COUNT (default 2000),
 // BENCH_MAIL_CONCURRENCY (50), BENCH_CPU_PROF=1 (the mailer writes a CPU profile into its data directory,
-// kept and printed), MARIADB_URL (mysql://root@127.0.0.1:3306), AMQP_URL.
+// kept and printed), BENCH_MAILER_MAIN (the mailer's entry point, default services/mailer/dist/main.js: an
+// older build for a back-to-back A/B), MARIADB_URL (mysql://root@127.0.0.1:3306), AMQP_URL.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ const CONCURRENCY = Number(process.env.BENCH_MAIL_CONCURRENCY ?? 50);
 const MARIADB_URL = process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
+const MAILER_MAIN = process.env.BENCH_MAILER_MAIN ?? join(ROOT, 'services/mailer/dist/main.js');
 
 interface Sink {
   url: string;
@@ -109,7 +111,7 @@ async function pipeline(): Promise<PipelineResult> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-mailer-'));
   const adminPort = 19000 + Math.floor(Math.random() * 1000);
   const nodeArgs = CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${dataDir}`] : [];
-  const mailer = startNode('mailer', [...nodeArgs, join(ROOT, 'services/mailer/dist/main.js')], {
+  const mailer = startNode('mailer', [...nodeArgs, MAILER_MAIN], {
     PORT: '0', ADMIN_PORT: String(adminPort), DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbName}`,
     AMQP_URL, AMQP_EXCHANGE: exchange, MAIL_QUEUE: queue, SMTP_URL: sink.url, MAIL_PRIVATE_KEYS: ring.serialize(),
     MAIL_QUOTA_PER_HOUR: '1000000', MAIL_QUOTA_PER_DAY: '1000000', LOG_LEVEL: 'warn', MAIL_PREFETCH: String(CONCURRENCY),
@@ -156,7 +158,7 @@ async function pipeline(): Promise<PipelineResult> {
 }
 
 async function main(): Promise<void> {
-  log(`mailer bench: ${COUNT} e-mails, ${CONCURRENCY} in flight; ${machine()}; load ${loadAverage()}`);
+  log(`mailer bench: ${COUNT} e-mails, ${CONCURRENCY} in flight, mailer ${MAILER_MAIN}; ${machine()}; load ${loadAverage()}`);
   const rows: string[] = [];
   for (const pool of [1, 5]) {
     const rate = await transportOnly(pool);
