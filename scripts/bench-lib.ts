@@ -81,23 +81,25 @@ export function startNode(name: string, args: string[], env: Record<string, stri
 export function cleanUpOnSignal(children: Child[], cleanups: (() => Promise<void>)[]): void {
   const handler = (signal: NodeJS.Signals): void => {
     log(`${signal}: stopping the services and cleaning up`);
-    // take the lists over, so that the main flow's own clean-up finds nothing left to do twice
-    const toStop = children.splice(0).reverse();
-    const toRun = cleanups.splice(0).reverse();
-    void (async () => {
-      for (const child of toStop) await child.stop();
-      for (const cleanup of toRun) {
-        try {
-          await cleanup();
-        } catch (error) {
-          log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
-        }
-      }
-      process.exit(130);
-    })();
+    void stopAndCleanUp(children, cleanups).then(() => process.exit(130));
   };
   process.once('SIGINT', handler);
   process.once('SIGTERM', handler);
+}
+
+/** Stops the children (last started first), then runs the cleanups (last added first); empties both lists. */
+export async function stopAndCleanUp(children: Child[], cleanups: (() => Promise<void>)[]): Promise<void> {
+  // take the lists over, so that a second caller (a signal during the main flow's clean-up) finds nothing left to do twice
+  const toStop = children.splice(0).reverse();
+  const toRun = cleanups.splice(0).reverse();
+  for (const child of toStop) await child.stop();
+  for (const cleanup of toRun) {
+    try {
+      await cleanup();
+    } catch (error) {
+      log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
 }
 
 /** Waits until GET url answers 200 (a generous bound that only catches a service that never comes up). */

@@ -18,14 +18,16 @@ import { SMTPServer } from 'smtp-server';
 import { ConsumerSealer, KeyRing, MAIL_SEAL_PURPOSE, publicRingOf, silentLogger } from '@vanish/common';
 import { RabbitMqBus } from '@vanish/bus';
 import { SmtpMailTransport } from '@vanish/mailer';
+import { rabbitmqctl } from './bench-topology';
 import {
-  ROOT, STATEMENT_COUNTERS, cpuSeconds, fmt, log, loadAverage, machine, mariadbPid, oldestPid, sleep, startNode, statementCounts, waitReady,
+  ROOT, STATEMENT_COUNTERS, cleanUpOnSignal, cpuSeconds, fmt, log, loadAverage, machine, mariadbPid, oldestPid, sleep, startNode, statementCounts, stopAndCleanUp, waitReady,
+  type Child,
 } from './bench-lib';
 
 const COUNT = Number(process.env.BENCH_MAIL_COUNT ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_MAIL_CONCURRENCY ?? 50);
 const MARIADB_URL = process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const AMQP_BASE = (process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const MAILER_MAIN = process.env.BENCH_MAILER_MAIN ?? join(ROOT, 'services/mailer/dist/main.js');
 
@@ -100,23 +102,45 @@ interface PipelineResult {
 }
 
 async function pipeline(): Promise<PipelineResult> {
+  // Everything the run creates is removed at the end, or on Ctrl-C: its database, its vhost (exchange,
+  // queues, retry and dead-letter queues), the mailer process, the sink.
+  const children: Child[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+  cleanUpOnSignal(children, cleanups);
+  const suffix = randomBytes(4).toString('hex');
   const sink = await startSink();
-  const dbName = `vanish_bench_mailer_${randomBytes(4).toString('hex')}`;
+  cleanups.push(() => sink.close());
+  const dbName = `vanish_bench_mailer_${suffix}`;
   const root = await mysql.createConnection(MARIADB_URL);
+  cleanups.push(async () => {
+    await root.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
+    await root.end();
+  });
   await root.query(`CREATE DATABASE \`${dbName}\``);
-  const exchange = `bench.mailer.${randomBytes(4).toString('hex')}`;
+  const vhost = `vanish-bench-mailer-${suffix}`;
+  rabbitmqctl('add_vhost', vhost);
+  cleanups.push(async () => rabbitmqctl('delete_vhost', vhost));
+  rabbitmqctl('set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*');
+  const amqpUrl = `${AMQP_BASE}/${encodeURIComponent(vhost)}`;
+  const exchange = 'bench.mailer';
   const queue = `${exchange}.mail-commands`;
   const ring = KeyRing.generate('b1');
   const sealer = new ConsumerSealer(publicRingOf(ring), MAIL_SEAL_PURPOSE);
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-mailer-'));
+  cleanups.push(async () => {
+    if (CPU_PROFILE) log(`mailer CPU profile in ${dataDir} (kept)`);
+    else rmSync(dataDir, { recursive: true, force: true });
+  });
   const adminPort = 19000 + Math.floor(Math.random() * 1000);
   const nodeArgs = CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${dataDir}`] : [];
   const mailer = startNode('mailer', [...nodeArgs, MAILER_MAIN], {
     PORT: '0', ADMIN_PORT: String(adminPort), DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbName}`,
-    AMQP_URL, AMQP_EXCHANGE: exchange, MAIL_QUEUE: queue, SMTP_URL: sink.url, MAIL_PRIVATE_KEYS: ring.serialize(),
+    AMQP_URL: amqpUrl, AMQP_EXCHANGE: exchange, MAIL_QUEUE: queue, SMTP_URL: sink.url, MAIL_PRIVATE_KEYS: ring.serialize(),
     MAIL_QUOTA_PER_HOUR: '1000000', MAIL_QUOTA_PER_DAY: '1000000', LOG_LEVEL: 'warn', MAIL_PREFETCH: String(CONCURRENCY),
   }, dataDir);
-  const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
+  children.push(mailer);
+  const bus = await RabbitMqBus.connect({ url: amqpUrl, exchange, logger: silentLogger });
+  cleanups.push(() => bus.close());
   try {
     await waitReady(mailer, `http://127.0.0.1:${adminPort}/readyz`);
     await sleep(1000); // the consumer binds its queue after connecting
@@ -147,13 +171,7 @@ async function pipeline(): Promise<PipelineResult> {
     const statements: Array<[string, number]> = STATEMENT_COUNTERS.map((name) => [name, (statementsAfter[name] - statementsBefore[name]) / COUNT]);
     return { perSecond: COUNT / seconds, duplicates: sink.duplicates() + Math.max(0, sink.received() - COUNT), cpu, statements };
   } finally {
-    await mailer.stop();
-    if (CPU_PROFILE) log(`mailer CPU profile in ${dataDir} (kept)`);
-    await bus.close();
-    await root.query(`DROP DATABASE IF EXISTS \`${dbName}\``);
-    await root.end();
-    await sink.close();
-    if (!CPU_PROFILE) rmSync(dataDir, { recursive: true, force: true });
+    await stopAndCleanUp(children, cleanups);
   }
 }
 
