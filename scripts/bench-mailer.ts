@@ -6,7 +6,7 @@
 // pipeline it prints the CPU µs per e-mail of every process on the path (the mailer, MariaDB, RabbitMQ, and
 // this process: publisher and sink) and the MariaDB statements per e-mail. Env: BENCH_MAIL_COUNT (default 2000),
 // BENCH_MAIL_CONCURRENCY (50), BENCH_CPU_PROF=1 (the mailer writes a CPU profile into its data directory,
-// kept and printed), BENCH_MAILER_MAIN (the mailer's entry point, default services/mailer/dist/main.js: an
+// kept and printed), BENCH_MAIL_SMTP_POOL (the mailer's SMTP_POOL_SIZE in the pipeline, 5), BENCH_MAILER_MAIN (the mailer's entry point, default services/mailer/dist/main.js: an
 // older build for a back-to-back A/B), MARIADB_URL (mysql://root@127.0.0.1:3306), AMQP_URL.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +29,8 @@ const CONCURRENCY = Number(process.env.BENCH_MAIL_CONCURRENCY ?? 50);
 const MARIADB_URL = process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 const AMQP_BASE = (process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
+/** The mailer's SMTP_POOL_SIZE in the pipeline; the transport-alone rows stay at pools of 1 and 5. */
+const SMTP_POOL = Number(process.env.BENCH_MAIL_SMTP_POOL ?? 5);
 const MAILER_MAIN = process.env.BENCH_MAILER_MAIN ?? join(ROOT, 'services/mailer/dist/main.js');
 
 interface Sink {
@@ -135,7 +137,7 @@ async function pipeline(): Promise<PipelineResult> {
   const nodeArgs = CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${dataDir}`] : [];
   const mailer = startNode('mailer', [...nodeArgs, MAILER_MAIN], {
     PORT: '0', ADMIN_PORT: String(adminPort), DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbName}`,
-    AMQP_URL: amqpUrl, AMQP_EXCHANGE: exchange, MAIL_QUEUE: queue, SMTP_URL: sink.url, MAIL_PRIVATE_KEYS: ring.serialize(),
+    AMQP_URL: amqpUrl, AMQP_EXCHANGE: exchange, MAIL_QUEUE: queue, SMTP_URL: sink.url, SMTP_POOL_SIZE: String(SMTP_POOL), MAIL_PRIVATE_KEYS: ring.serialize(),
     MAIL_QUOTA_PER_HOUR: '1000000', MAIL_QUOTA_PER_DAY: '1000000', LOG_LEVEL: 'warn', MAIL_PREFETCH: String(CONCURRENCY),
   }, dataDir);
   children.push(mailer);
@@ -184,11 +186,11 @@ async function main(): Promise<void> {
     rows.push(`| SmtpMailTransport → local SMTP sink, pool of ${pool} | ${fmt(rate)} |`);
   }
   const result = await pipeline();
-  log(`full pipeline (RabbitMQ → mailer process with MariaDB records → SMTP pool of 5): ${fmt(result.perSecond)} e-mails/s, ${result.duplicates} sent twice`);
+  log(`full pipeline (RabbitMQ → mailer process with MariaDB records → SMTP pool of ${SMTP_POOL}): ${fmt(result.perSecond)} e-mails/s, ${result.duplicates} sent twice`);
   log(`CPU µs per e-mail: ${result.cpu.map(([name, us]) => `${name} ${fmt(us)}`).join(', ')}`);
   log(`MariaDB statements per e-mail: ${result.statements.map(([name, n]) => `${name} ${fmt(n, 2)}`).join(', ')}`);
   log(`load ${loadAverage()}`);
-  rows.push(`| RabbitMQ → mailer process (MariaDB records) → SMTP pool of 5 → sink | ${fmt(result.perSecond)} |`);
+  rows.push(`| RabbitMQ → mailer process (MariaDB records) → SMTP pool of ${SMTP_POOL} → sink | ${fmt(result.perSecond)} |`);
   if (result.duplicates > 0) throw new Error(`${result.duplicates} e-mails arrived twice`);
   process.stdout.write(['| path | e-mails/s |', '|---|---|', ...rows, ''].join('\n'));
 }
