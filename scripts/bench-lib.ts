@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { cpus, freemem, loadavg, totalmem, release, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import type { Connection, RowDataPacket } from 'mysql2/promise';
 
 export const ROOT = join(__dirname, '..', '..');
 
@@ -80,23 +81,25 @@ export function startNode(name: string, args: string[], env: Record<string, stri
 export function cleanUpOnSignal(children: Child[], cleanups: (() => Promise<void>)[]): void {
   const handler = (signal: NodeJS.Signals): void => {
     log(`${signal}: stopping the services and cleaning up`);
-    // take the lists over, so that the main flow's own clean-up finds nothing left to do twice
-    const toStop = children.splice(0).reverse();
-    const toRun = cleanups.splice(0).reverse();
-    void (async () => {
-      for (const child of toStop) await child.stop();
-      for (const cleanup of toRun) {
-        try {
-          await cleanup();
-        } catch (error) {
-          log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
-        }
-      }
-      process.exit(130);
-    })();
+    void stopAndCleanUp(children, cleanups).then(() => process.exit(130));
   };
   process.once('SIGINT', handler);
   process.once('SIGTERM', handler);
+}
+
+/** Stops the children (last started first), then runs the cleanups (last added first); empties both lists. */
+export async function stopAndCleanUp(children: Child[], cleanups: (() => Promise<void>)[]): Promise<void> {
+  // take the lists over, so that a second caller (a signal during the main flow's clean-up) finds nothing left to do twice
+  const toStop = children.splice(0).reverse();
+  const toRun = cleanups.splice(0).reverse();
+  for (const child of toStop) await child.stop();
+  for (const cleanup of toRun) {
+    try {
+      await cleanup();
+    } catch (error) {
+      log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
 }
 
 /** Waits until GET url answers 200 (a generous bound that only catches a service that never comes up). */
@@ -145,6 +148,21 @@ export function mariadbPid(): number | undefined {
   const run = spawnSync('pgrep', ['-x', 'mariadbd'], { encoding: 'utf8' });
   const pid = Number(run.stdout.trim().split('\n')[0]);
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** The oldest process whose command line matches (e.g. RabbitMQ's `beam.smp`), if one runs. */
+export function oldestPid(pattern: string): number | undefined {
+  const run = spawnSync('pgrep', ['-o', '-f', pattern], { encoding: 'utf8' });
+  const pid = Number(run.stdout.trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** MariaDB's own counters of what clients asked of it (server-wide: run on a quiet machine). */
+export const STATEMENT_COUNTERS = ['Questions', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_select', 'Com_update', 'Com_delete'];
+
+export async function statementCounts(db: Connection): Promise<Record<string, number>> {
+  const [rows] = await db.query<RowDataPacket[]>('SHOW GLOBAL STATUS WHERE Variable_name IN (?)', [STATEMENT_COUNTERS]);
+  return Object.fromEntries(rows.map((row) => [String(row.Variable_name), Number(row.Value)]));
 }
 
 /** Resident set size of a process in MB, from /proc. */

@@ -4,32 +4,19 @@
 // process), and the MariaDB statements per request. With BENCH_CPU_PROF=1 the services also write CPU
 // profiles (`node --cpu-prof`) into the log directory printed at the start.
 // Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (3), BENCH_CONNECTIONS (50), MARIADB_URL, REDIS_URL, AMQP_URL.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { cleanUpOnSignal, cpuSeconds, fmt, log, mariadbPid, runAutocannon, type Child, type LoadOptions } from './bench-lib';
+import {
+  STATEMENT_COUNTERS, cleanUpOnSignal, cpuSeconds, fmt, log, mariadbPid, oldestPid, runAutocannon, statementCounts, type Child, type LoadOptions,
+} from './bench-lib';
 import { MARIADB_URL, scenarioRequest, seedNotes, startTopology, type ScenarioName } from './bench-topology';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SCENARIOS: readonly ScenarioName[] = ['read', 'create', 'stats'];
-
-/** MariaDB's own counters of what clients asked of it (server-wide: run this on a quiet machine). */
-const STATEMENT_COUNTERS = ['Questions', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_select', 'Com_update', 'Com_delete'];
-
-function oldestPid(pattern: string): number | undefined {
-  const run = spawnSync('pgrep', ['-o', '-f', pattern], { encoding: 'utf8' });
-  const pid = Number(run.stdout.trim());
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
-async function statementCounts(db: mysql.Connection): Promise<Record<string, number>> {
-  const [rows] = await db.query<mysql.RowDataPacket[]>('SHOW GLOBAL STATUS WHERE Variable_name IN (?)', [STATEMENT_COUNTERS]);
-  return Object.fromEntries(rows.map((row) => [String(row.Variable_name), Number(row.Value)]));
-}
 
 async function main(): Promise<void> {
   const scenario = process.argv[2] as ScenarioName;

@@ -23,7 +23,7 @@ export interface Topology {
   databases: Record<Exclude<ServiceName, 'gateway'>, string>;
 }
 
-function rabbitmqctl(...args: string[]): void {
+export function rabbitmqctl(...args: string[]): void {
   const run = spawnSync('rabbitmqctl', args, { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`rabbitmqctl ${args.join(' ')} failed: ${run.stderr || run.stdout}`);
 }

@@ -1,12 +1,16 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 
 /**
  * Keyed hash (HMAC-SHA-256) of a normalised address: the only form in which the mailer stores or
  * counts an address. Without the key, a copy of the tables cannot be matched to addresses.
  */
 export class AddressHasher {
-  constructor(private readonly key: Buffer) {
+  private readonly key: KeyObject;
+
+  constructor(key: Buffer) {
     if (key.length < 32) throw new Error('the address-hash key must be at least 32 bytes');
+    // A KeyObject made once: Node 24 spends several times the HMAC itself checking a Buffer key on every call (docs/mailer.md).
+    this.key = createSecretKey(key);
   }
 
   hash(address: string): string {

@@ -109,6 +109,24 @@ export function mailerStoreContract(name: string, open: () => Promise<StoreHarne
       expect(await h.store.ping()).toBe(true);
     });
 
+    it('when commands for several addresses arrive together, then each is decided as if alone: quotas per address, a repeated command held by its first attempt, then one more attempt once the hold has run out', async () => {
+      // The first command goes alone; the burst (with b0 twice) then waits for it and is decided together.
+      const first = begin(h.store, 'first', H(30));
+      const burst = Array.from({ length: 24 }, (_, i) => begin(h.store, `b${i}`, H(20 + (i % 3)), at(i), 5, 50));
+      const repeated = begin(h.store, 'b0', H(20), at(100), 5, 50);
+      const results = await Promise.all([...burst, repeated]);
+      await expect(first).resolves.toMatchObject({ decision: 'send' });
+      for (let address = 0; address < 3; address += 1) {
+        const decisions = results.slice(0, 24).filter((_, i) => i % 3 === address).map((r) => r.decision);
+        expect(decisions).toEqual(['send', 'send', 'send', 'send', 'send', 'over_quota', 'over_quota', 'over_quota']);
+      }
+      expect(results[24]).toEqual({ decision: 'in_flight' });
+      await Promise.all(['b0', 'b1', 'b2', 'b3'].map((id, i) => h.store.markSent(id, at(200 + i))));
+      const again = await Promise.all(['b0', 'b1', 'b2', 'b3', 'b4', 'b15'].map((id) => begin(h.store, id, H(20 + (Number(id.slice(1)) % 3)), at(LEASE_MS + 300), 5, 50)));
+      expect(again.map((r) => r.decision)).toEqual(['already_sent', 'already_sent', 'already_sent', 'already_sent', 'send', 'already_dropped']);
+      expect(again[4]).toEqual({ decision: 'send', attempts: 2, firstAttemptAt: at(4) });
+    });
+
     it('when two replicas reserve for one address at the same moment, then the quota is never exceeded', async () => {
       const replica = h.replica ?? h.store;
       const results = await Promise.all(Array.from({ length: 12 }, (_, i) =>
