@@ -5,7 +5,9 @@
 // at a time; lag = receiver arrival of note.accessed minus the start of its reveal; p50 and p99
 // (goal p99 < 1 s). (2) deliveries per second to one receiver: BENCH_WEBHOOK_EVENTS events sealed as
 // notes seals them, published straight to the broker, counted until all arrived.
-// Env: MARIADB_URL (mysql://root@127.0.0.1:3306), AMQP_URL.
+// Env: MARIADB_URL (mysql://root@127.0.0.1:3306), AMQP_URL; BENCH_WEBHOOKS_MAIN runs another build of the
+// service (an A/B against a copy of an older services/webhooks/dist kept inside the repository tree, so that
+// its packages resolve).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -25,6 +27,7 @@ const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 20);
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 3000);
 const MARIADB_URL = process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const WEBHOOKS_MAIN = process.env.BENCH_WEBHOOKS_MAIN ?? join(ROOT, 'services/webhooks/dist/main.js');
 
 /** A receiver that answers 204 at once and notes when each event id arrived. */
 async function startReceiver() {
@@ -61,7 +64,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-webhooks-'));
   const receiver = await startReceiver();
   const adminPort = await freePort();
-  const webhooks = startNode('webhooks', [join(ROOT, 'services/webhooks/dist/main.js')], {
+  const webhooks = startNode('webhooks', [WEBHOOKS_MAIN], {
     ADMIN_PORT: String(adminPort), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbHooks}`, AMQP_URL,
     AMQP_EXCHANGE: exchange, WEBHOOK_QUEUE: queue, WEBHOOK_PRIVATE_KEYS: ring.serialize(), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_HOST_CONCURRENCY: '32', WEBHOOK_PREFETCH: '64', LOG_LEVEL: 'warn',
@@ -109,7 +112,7 @@ async function main(): Promise<void> {
     const lags = accessed().map((a) => a.at - revealedAt.get(a.noteRef)!).sort((a, b) => a - b);
     const p50 = percentile(lags, 50);
     const p99 = percentile(lags, 99);
-    log(`lag reveal → receiver under ${fmt(NOTES / revealSeconds)} reveals/s: p50 ${fmt(p50)} ms, p99 ${fmt(p99)} ms (goal p99 < 1000 ms)`);
+    log(`lag reveal → receiver under ${fmt(NOTES / revealSeconds)} reveals/s: p50 ${fmt(p50)} ms, p99 ${fmt(p99)} ms (goal p99 < 1000 ms); load ${loadAverage()}`);
     await notes.stop();
     notes = undefined;
 
@@ -131,7 +134,7 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - sendStarted) / 1000;
     const delivered = receiver.arrivals.size - before;
     if (delivered < EVENTS) throw new Error(`only ${delivered} of ${EVENTS} deliveries arrived`);
-    log(`deliveries to one receiver (RabbitMQ → webhooks process, MariaDB records → HTTP): ${fmt(EVENTS / seconds)} per second`);
+    log(`deliveries to one receiver (RabbitMQ → webhooks process, MariaDB records → HTTP): ${fmt(EVENTS / seconds)} per second; load ${loadAverage()}`);
     process.stdout.write([
       '| measure | value |', '|---|---|',
       `| webhook lag, reveal → receiver, p50 (${NOTES} reveals, ${CONCURRENCY} at a time) | ${fmt(p50)} ms |`,
