@@ -9,7 +9,7 @@
 // service (an A/B against a copy of an older services/webhooks/dist kept inside the repository tree, so that
 // its packages resolve).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -143,6 +143,7 @@ async function main(): Promise<void> {
     ].join('\n'));
     await channel.deleteQueue(tap).catch(() => undefined);
     await admin.close();
+    log(`webhooks service: ${attemptSummary(await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text())}; warnings: ${warningSummary(webhooks.logFile)}`);
   } finally {
     await notes?.stop().catch(() => undefined);
     await webhooks.stop();
@@ -153,6 +154,27 @@ async function main(): Promise<void> {
     await root.end();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** What the attempts came to (a tail of the lag is made of retries and deferrals): `result=count` pairs. */
+function attemptSummary(metrics: string): string {
+  const counts = [...metrics.matchAll(/^webhook_(delivery_attempts|deliveries)_total\{[^}]*(?:result|outcome)="([a-z_0-9]+)"[^}]*\} (\d+)/gm)]
+    .filter((match) => match[3] !== '0')
+    .map((match) => `${match[1] === 'deliveries' ? 'outcome' : 'attempt'} ${match[2]}=${match[3]}`);
+  return counts.join(', ') || 'no attempts';
+}
+
+/** Warnings and errors the service logged during the run, counted by message. */
+function warningSummary(logFile: string): string {
+  const counts = new Map<string, number>();
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    let entry: { level?: string; msg?: string; err?: string };
+    try { entry = JSON.parse(line) as typeof entry; } catch { continue; }
+    if (entry.level !== 'warn' && entry.level !== 'error') continue;
+    const key = `${entry.msg ?? '?'}${entry.err ? ` (${entry.err.slice(0, 60)})` : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([message, count]) => `${count} × ${message}`).join('; ') || 'none';
 }
 
 main().catch((err: unknown) => {
