@@ -69,7 +69,8 @@ async function main(): Promise<void> {
     AMQP_EXCHANGE: exchange, WEBHOOK_QUEUE: queue, WEBHOOK_PRIVATE_KEYS: ring.serialize(), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_HOST_CONCURRENCY: '32', WEBHOOK_PREFETCH: '64', LOG_LEVEL: 'warn',
   }, dataDir);
-  const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
+  // Connected only for step (2): left idle through step (1) on a loaded machine, its heartbeats lapsed and the broker closed it.
+  let bus: RabbitMqBus | undefined;
   // Stands in for stats: the relay publishes mandatory messages, so note.created needs a queue too.
   const tap = `${exchange}.tap`;
   let notes: Awaited<ReturnType<typeof createNotesService>> | undefined;
@@ -86,12 +87,16 @@ async function main(): Promise<void> {
       DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbNotes}`, AMQP_URL, AMQP_EXCHANGE: exchange,
       WEBHOOK_PUBLIC_KEYS: publicRingOf(ring).serialize(), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       PUBLIC_BASE_URL: 'https://vanish.bench', PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', HEARTBEAT_INTERVAL_MS: '60000',
-    }), { logger: silentLogger });
+    }), {
+      logger: silentLogger,
+      // The bench measures the webhook path: on a loaded shared machine notes' 3 s database deadline failed its setup.
+      operationTimeoutMs: 30_000,
+    });
     await notes.start();
     const created: Array<{ uuid: string; noteRef: string }> = [];
     for (let i = 0; i < NOTES; i += 50) {
       const batch = await Promise.all(Array.from({ length: Math.min(50, NOTES - i) }, () =>
-        notes!.notes.create({ content: 'bench', expiryType: 'view', expiryHours: 24, maxViews: 1, passcode: null, notificationEmail: null, sendLinkEmail: null, webhookUrl: receiver.url })));
+        untilAvailable(() => notes!.notes.create({ content: 'bench', expiryType: 'view', expiryHours: 24, maxViews: 1, passcode: null, notificationEmail: null, sendLinkEmail: null, webhookUrl: receiver.url }))));
       for (const note of batch) created.push({ uuid: note.uuid, noteRef: note.noteRef! });
     }
     const revealedAt = new Map<string, number>();
@@ -101,7 +106,7 @@ async function main(): Promise<void> {
       while (next < created.length) {
         const note = created[next++]!;
         revealedAt.set(note.noteRef, performance.now());
-        await notes!.notes.reveal(note.uuid, null, null, { ipAddress: '203.0.113.1', userAgent: 'bench' });
+        await untilAvailable(() => notes!.notes.reveal(note.uuid, null, null, { ipAddress: '203.0.113.1', userAgent: 'bench' }));
       }
     }));
     const revealSeconds = (performance.now() - started) / 1000;
@@ -112,7 +117,7 @@ async function main(): Promise<void> {
     const lags = accessed().map((a) => a.at - revealedAt.get(a.noteRef)!).sort((a, b) => a - b);
     const p50 = percentile(lags, 50);
     const p99 = percentile(lags, 99);
-    log(`lag reveal → receiver under ${fmt(NOTES / revealSeconds)} reveals/s: p50 ${fmt(p50)} ms, p99 ${fmt(p99)} ms (goal p99 < 1000 ms); load ${loadAverage()}`);
+    log(`lag reveal → receiver under ${fmt(NOTES / revealSeconds)} reveals/s: p50 ${fmt(p50)} ms, p99 ${fmt(p99)} ms (goal p99 < 1000 ms); load ${loadAverage()}; notes answered 503 ${unavailableAnswers} times (repeated)`);
     await notes.stop();
     notes = undefined;
 
@@ -128,6 +133,7 @@ async function main(): Promise<void> {
       return { id, routingKey: 'note.accessed', body: JSON.stringify({ id, event: 'note.accessed', version: 1, timestamp, data: { note_id: noteRef, note_ref: noteRef }, webhook }) };
     });
     const sendStarted = performance.now();
+    bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
     for (let i = 0; i < messages.length; i += 200) await bus.publish(messages.slice(i, i + 200));
     const until = Date.now() + 300_000;
     while (receiver.arrivals.size - before < EVENTS && Date.now() < until) await sleep(20);
@@ -147,12 +153,29 @@ async function main(): Promise<void> {
   } finally {
     await notes?.stop().catch(() => undefined);
     await webhooks.stop();
-    await bus.close();
+    await bus?.close();
     await receiver.close();
     await root.query(`DROP DATABASE IF EXISTS \`${dbNotes}\``);
     await root.query(`DROP DATABASE IF EXISTS \`${dbHooks}\``);
     await root.end();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+let unavailableAnswers = 0;
+/**
+ * Repeats a notes call that answered 503 (its database did not answer in time: the shared MariaDB of a
+ * loaded machine). A reveal's lag still counts from its first try, so a repeat only makes it look slower.
+ */
+async function untilAvailable<T>(call: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode !== 503) throw err;
+      unavailableAnswers += 1;
+      await sleep(100);
+    }
   }
 }
 
