@@ -144,7 +144,8 @@ export class ApiChecker {
       const validate = this.validator(`webhook ${event} header ${name}`, parameter.schema ?? {});
       if (!validate(value)) problems.push(`header ${name}: ${this.ajv.errorsText(validate.errors, { dataVar: name, separator: '; ' })}`);
     }
-    const schema = this.deref(operation.requestBody as Json).content?.['application/json']?.schema;
+    const requestBody = this.deref(operation.requestBody as Json) as { content?: Record<string, { schema?: unknown }> };
+    const schema = requestBody.content?.['application/json']?.schema;
     const validate = this.validator(`webhook ${event} body`, schema ?? {});
     if (!validate(body)) problems.push(`body: ${this.ajv.errorsText(validate.errors, { dataVar: 'body', separator: '; ' })}`);
     return problems;
