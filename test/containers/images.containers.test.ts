@@ -1,8 +1,9 @@
-// `npm run test:containers`: the four images are built for real with podman from their Dockerfiles
+// `npm run test:containers`: the five images are built for real with podman from their Dockerfiles
 // and run as containers (production mode, read-only root, no capabilities) against the machine's
 // MariaDB, Redis and RabbitMQ and an SMTP sink; a note is created, read, revealed and mailed
-// through the containerized gateway, statistics count it, a real Prometheus scrapes all four, and
-// each container runs as a non-root user and stops within 5 s of SIGTERM.
+// through the containerized gateway, statistics count it, the webhooks container takes its events
+// and, in production, refuses to connect to a loopback subscription; a real Prometheus scrapes all
+// five, and each container runs as a non-root user and stops within 5 s of SIGTERM.
 //
 // On these machines podman needs a locally made base image and the certificate bundle for `npm ci`
 // (docs/operations.md, "Images"): scripts/container-base-image.sh makes the former, the build mounts the
@@ -10,6 +11,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KeyRing, publicRingOf } from '@vanish/common';
@@ -20,16 +22,20 @@ import { requireService } from '@vanish/testkit/services';
 import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const SERVICES = ['notes', 'stats', 'mailer', 'gateway'] as const;
+const SERVICES = ['notes', 'stats', 'mailer', 'webhooks', 'gateway'] as const;
+// The webhooks service has no public traffic: only its admin port (metrics, health) listens.
+const ADMIN_ONLY: ReadonlySet<Service> = new Set(['webhooks']);
 // Made by scripts/container-base-image.sh from this machine's Node 24 (no registry here to pull the pinned image).
 const BASE_IMAGE_STAND_IN = 'docker.io/library/node:24-bookworm-slim';
 type Service = (typeof SERVICES)[number];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const PROM_CLIENT_DEFAULT_LINT = ['active_handles', 'active_requests', 'active_resources']
   .map((name) => `nodejs_${name}_total non-counter metrics should not have "_total" suffix`);
+// The webhooks service names its metrics webhook_* (docs/webhooks.md, Metrics); the others <service>_*.
+const METRIC_PREFIX: Partial<Record<Service, string>> = { webhooks: 'webhook_' };
 const key = (id?: string) => (id ? `${id}:${randomBytes(32).toString('base64')}` : randomBytes(32).toString('base64'));
 
-// Building four images from a cold cache takes minutes on two shared cores; the bound only catches hangs.
+// Building five images from a cold cache takes minutes on two shared cores; the bound only catches hangs.
 jest.setTimeout(30 * 60_000);
 
 interface Result { code: number | null; stdout: string; stderr: string }
@@ -56,7 +62,7 @@ async function must(command: string, args: string[], options: { timeoutMs?: numb
   return result.stdout;
 }
 
-describe('the four images, built with podman and run as containers', () => {
+describe('the five images, built with podman and run as containers', () => {
   const tag = `ct_${randomBytes(4).toString('hex')}`;
   const containerName = (service: Service) => `vanish-${tag.replace('_', '-')}-${service}`;
   const image = (service: Service) => `localhost/vanish-${service}:containers-test`;
@@ -67,6 +73,8 @@ describe('the four images, built with podman and run as containers', () => {
   let scratch: string;
   let gateway: string;
   let prometheus: { stop(): Promise<void>; url: string } | undefined;
+  // A loopback listener named by an operator subscription: production must refuse it without connecting.
+  let forbiddenTarget: { server: Server; connections: number } | undefined;
 
   beforeAll(async () => {
     await run('podman', ['--version']).catch(() => {
@@ -81,7 +89,7 @@ describe('the four images, built with podman and run as containers', () => {
     //    Dockerfiles pin by digest; the stand-in is passed as NODE_IMAGE).
     await must('bash', [path.join(ROOT, 'scripts/container-base-image.sh')], { timeoutMs: 10 * 60_000 });
 
-    // 2. The four images, exactly as a user builds them, plus the machine's CA bundle for npm.
+    // 2. The five images, exactly as a user builds them, plus the machine's CA bundle for npm.
     const npmrc = path.join(scratch, 'build-npmrc');
     writeFileSync(npmrc, 'cafile=/etc/ssl/certs/ca-certificates.crt\n');
     for (const service of SERVICES) {
@@ -95,17 +103,32 @@ describe('the four images, built with podman and run as containers', () => {
     }
 
     // 3. Dependencies of this test only: databases, an SMTP sink, free ports.
-    for (const service of ['notes', 'stats', 'mailer'] as const) databases.push(await createTestDatabase(`${tag}_${service}`));
+    for (const service of ['notes', 'stats', 'mailer', 'webhooks'] as const) databases.push(await createTestDatabase(`${tag}_${service}`));
     sink = await startSmtpSink();
+    const forbidden = { server: createServer((socket) => socket.destroy()), connections: 0 };
+    forbidden.server.on('connection', () => { forbidden.connections += 1; });
+    await new Promise<void>((resolve) => forbidden.server.listen(0, '127.0.0.1', resolve));
+    forbiddenTarget = forbidden;
+    const forbiddenPort = (forbidden.server.address() as { port: number }).port;
     for (const service of SERVICES) ports[service] = { port: await freePort(), admin: await freePort() };
     gateway = `http://127.0.0.1:${ports.gateway.port}`;
 
     const mailPrivateKeys = KeyRing.parse(key('m1'));
+    const webhookPrivateKeys = KeyRing.parse(key('w1'));
     const env: Record<Service, Record<string, string>> = {
       // The gateway is on http://127.0.0.1 here: production refuses an http origin unless told it is private,
       // and plaintext connections to the machine's servers (which have no TLS) unless told so by name.
-      notes: { DATABASE_URL: databases[0]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_PUBLIC_KEYS: publicRingOf(mailPrivateKeys).serialize(), RECEIPT_SIGNING_KEYS: key('r1'), PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
+      notes: {
+        DATABASE_URL: databases[0]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_PUBLIC_KEYS: publicRingOf(mailPrivateKeys).serialize(),
+        WEBHOOK_PUBLIC_KEYS: publicRingOf(webhookPrivateKeys).serialize(), RECEIPT_SIGNING_KEYS: key('r1'), PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true',
+      },
       stats: { DATABASE_URL: databases[1]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', AMQP_QUEUE_PREFIX: `${tag}.` },
+      // An https subscription on a loopback address: accepted as configuration, refused at every delivery.
+      webhooks: {
+        DATABASE_URL: databases[3]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', WEBHOOK_PRIVATE_KEYS: webhookPrivateKeys.serialize(), WEBHOOK_QUEUE: `${tag}.webhooks.note-events`,
+        WEBHOOK_SUBSCRIPTIONS: JSON.stringify([{ url: `https://127.0.0.1:${forbiddenPort}/siem`, secret: `whsec_${randomBytes(24).toString('base64')}` }]),
+        WEBHOOK_QUEUE_WATCH_INTERVAL_MS: '1000',
+      },
       mailer: { DATABASE_URL: databases[2]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', MAIL_PRIVATE_KEYS: mailPrivateKeys.serialize(), SMTP_URL: sink.url, SMTP_ALLOW_PLAINTEXT: 'true', MAIL_QUEUE: `${tag}.mailer.mail-commands`, PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true' },
       gateway: {
         NOTES_URL: `http://127.0.0.1:${ports.notes.port}`, STATS_URL: `http://127.0.0.1:${ports.stats.port}`, MAILER_URL: `http://127.0.0.1:${ports.mailer.port}`,
@@ -119,7 +142,10 @@ describe('the four images, built with podman and run as containers', () => {
     // 4. Start them as a hardened deployment would: the image's NODE_ENV=production, read-only root,
     //    no capabilities, an init as PID 1, the image's own (non-root) user.
     for (const service of SERVICES) {
-      const serviceEnv = { ...(service === 'gateway' ? {} : amqp), ...env[service], PORT: String(ports[service].port), ADMIN_PORT: String(ports[service].admin) };
+      const serviceEnv = {
+        ...(service === 'gateway' ? {} : amqp), ...env[service],
+        ...(ADMIN_ONLY.has(service) ? {} : { PORT: String(ports[service].port) }), ADMIN_PORT: String(ports[service].admin),
+      };
       await must('podman', [
         'run', '-d', '--name', containerName(service), '--network', 'host', '--init',
         '--read-only', '--tmpfs', '/tmp', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
@@ -136,8 +162,22 @@ describe('the four images, built with podman and run as containers', () => {
     }
   });
 
+  /** The reveal form, as a browser posts it: the page for its token, then the POST. */
+  const revealThroughGateway = async (uuid: string): Promise<{ status: number; page: string }> => {
+    const form = await fetch(`${gateway}/${uuid}`);
+    expect(form.status).toBe(200);
+    const formToken = /name="form_token" value="([^"]+)"/.exec(await form.text())?.[1];
+    expect(formToken).toBeDefined();
+    const revealed = await fetch(`${gateway}/${uuid}`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: gateway },
+      body: new URLSearchParams({ form_token: formToken! }).toString(),
+    });
+    return { status: revealed.status, page: await revealed.text() };
+  };
+
   afterAll(async () => {
     await prometheus?.stop();
+    if (forbiddenTarget) await new Promise<void>((resolve) => forbiddenTarget!.server.close(() => resolve()));
     for (const service of [...started].reverse()) await run('podman', ['rm', '-f', '-t', '0', containerName(service)]);
     await sink?.close();
     for (const db of databases) await db.drop();
@@ -188,16 +228,7 @@ describe('the four images, built with podman and run as containers', () => {
     expect(metadata.status).toBe(200);
     expect(await metadata.json()).toMatchObject({ note: { uuid: note.uuid, max_views: 2, current_views: 0, is_destroyed: false } });
 
-    const page = await fetch(`${gateway}/${note.uuid}`);
-    expect(page.status).toBe(200);
-    const formToken = /name="form_token" value="([^"]+)"/.exec(await page.text())?.[1];
-    expect(formToken).toBeDefined();
-    const revealed = await fetch(`${gateway}/${note.uuid}`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: gateway },
-      body: new URLSearchParams({ form_token: formToken! }).toString(),
-    });
-    expect(revealed.status).toBe(200);
-    expect(await revealed.text()).toContain('from a container');
+    expect(await revealThroughGateway(note.uuid)).toEqual({ status: 200, page: expect.stringContaining('from a container') });
     const afterReveal = await fetch(`${gateway}/api/view/${note.uuid}.php`);
     expect(await afterReveal.json()).toMatchObject({ note: { current_views: 1 } });
 
@@ -213,10 +244,41 @@ describe('the four images, built with podman and run as containers', () => {
     expect(stats).toMatchObject({ success: true, stats: { total_notes_created: 1 } });
   });
 
+  it('when a note is revealed in production, then the webhooks container takes the event and refuses the loopback subscription without connecting', async () => {
+    // Production notes refuses a loopback webhook at creation, by literal address and by a name that resolves to it.
+    for (const webhookUrl of ['https://127.0.0.1/hook', 'https://localhost/hook']) {
+      const refused = await fetch(`${gateway}/api/create.php`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'hooked', webhook_url: webhookUrl }),
+      });
+      expect({ webhookUrl, status: refused.status, body: await refused.json() })
+        .toEqual({ webhookUrl, status: 400, body: expect.objectContaining({ code: 'INVALID_WEBHOOK_URL', details: expect.objectContaining({ parameter: 'webhook_url' }) }) });
+    }
+    const created = await fetch(`${gateway}/api/create.php`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'for the operator' }),
+    });
+    const note = (await created.json()) as { uuid: string; note_ref: string };
+    expect(note.note_ref).toMatch(/^[0-9a-f]{32}$/);
+    expect((await revealThroughGateway(note.uuid)).status).toBe(200);
+
+    const metricsUrl = `http://127.0.0.1:${ports.webhooks.admin}/metrics`;
+    const refusedCount = (text: string) => Number(/^webhook_deliveries_total\{[^}]*outcome="refused"[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0);
+    // One reveal of a one-view note: note.accessed and note.destroyed, each refused for the subscription.
+    const metrics = await waitFor(async () => {
+      const text = await (await fetch(metricsUrl)).text();
+      return refusedCount(text) >= 2 ? text : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+    expect(metrics).toMatch(/^webhook_delivery_attempts_total\{[^}]*result="refused"[^}]*\} [1-9]/m);
+    expect(metrics).not.toMatch(/outcome="(retry|dead_letter)"[^}]*\} [1-9]/);
+    expect(forbiddenTarget!.connections).toBe(0);
+    const logs = await run('podman', ['logs', containerName('webhooks')]);
+    expect(logs.stdout + logs.stderr).toContain('webhook target refused at delivery');
+    expect(logs.stdout + logs.stderr).not.toContain(note.uuid);
+  });
+
   it('when promtool checks each container\'s /metrics, then every exposition passes', async () => {
     for (const service of SERVICES) {
       const metrics = await (await fetch(`http://127.0.0.1:${ports[service].admin}/metrics`)).text();
-      expect(metrics).toContain(`${service}_`);
+      expect(metrics).toContain(METRIC_PREFIX[service] ?? `${service}_`);
       expect(metrics).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/); // never a note uuid
       const result = await run('promtool', ['check', 'metrics'], { input: metrics });
       // Exit 1 is a parse error; 3 is lint findings. prom-client's own default metrics name three
@@ -251,7 +313,7 @@ describe('the four images, built with podman and run as containers', () => {
 
     const up = await waitFor(async () => {
       const result = await query('up{job="vanish"}');
-      return result.length === 4 && result.every((r) => r.value[1] === '1') ? result : undefined;
+      return result.length === SERVICES.length && result.every((r) => r.value[1] === '1') ? result : undefined;
     }, { timeoutMs: 60_000, intervalMs: 500 });
     expect(up.map((r) => r.metric.component).sort()).toEqual([...SERVICES].sort());
 
@@ -274,7 +336,7 @@ describe('the four images, built with podman and run as containers', () => {
   });
 
   it('when each container gets SIGTERM, then it exits cleanly within 5 seconds', async () => {
-    for (const service of ['gateway', 'mailer', 'stats', 'notes'] as const) {
+    for (const service of ['gateway', 'webhooks', 'mailer', 'stats', 'notes'] as const) {
       const startedAt = Date.now();
       // podman stop sends SIGTERM and would SIGKILL only after 10 s.
       await must('podman', ['stop', '-t', '10', containerName(service)], { timeoutMs: 30_000 });

@@ -49,7 +49,7 @@ describe('Prometheus rules and configuration', () => {
     const used = new Set<string>();
     const texts = [readText('deploy/prometheus/alerts.yml'), readText('deploy/grafana/vanish-dashboard.json')];
     for (const text of texts) {
-      for (const [name] of text.matchAll(/\b(?:gateway|notes|stats|mailer|outbox|bus)_[a-z_]+\b/g)) used.add(name.replace(/_(bucket|count|sum)$/, ''));
+      for (const [name] of text.matchAll(/\b(?:gateway|notes|stats|mailer|webhook|outbox|bus)_[a-z_]+\b/g)) used.add(name.replace(/_(bucket|count|sum)$/, ''));
     }
     expect(used.size).toBeGreaterThan(10);
     expect([...used].filter((name) => !registered.has(name)).sort()).toEqual([]);
@@ -60,7 +60,8 @@ describe('Prometheus rules and configuration', () => {
     expect(dashboard).toMatchObject({ uid: 'vanish-overview', title: 'vanish' });
     const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
     expect(exprs.length).toBeGreaterThan(15);
-    for (const metric of ['gateway_http_request_duration_seconds', 'notes_http_request_duration_seconds', 'outbox_backlog_messages', 'mailer_emails_dead_lettered_total', 'gateway_rate_limited_total', 'gateway_limiter_store_up', 'notes_created_total', 'stats_consumer_lag_seconds']) {
+    for (const metric of ['gateway_http_request_duration_seconds', 'notes_http_request_duration_seconds', 'outbox_backlog_messages', 'mailer_emails_dead_lettered_total', 'gateway_rate_limited_total', 'gateway_limiter_store_up', 'notes_created_total', 'stats_consumer_lag_seconds',
+      'webhook_deliveries_total', 'webhook_delivery_attempts_total', 'webhook_delivery_duration_seconds', 'webhook_queue_depth', 'webhook_open_circuits']) {
       expect({ metric, used: exprs.some((e) => e.includes(metric)) }).toEqual({ metric, used: true });
     }
     // promtool has no "parse this expression" command: wrap each query in a recording rule.

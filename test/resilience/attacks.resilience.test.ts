@@ -2,10 +2,12 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import amqp from 'amqplib';
 import fc from 'fast-check';
 import { checkApiAnswer } from '@vanish/testkit/openapi';
 import { runProcess } from '@vanish/testkit/process';
 import { waitFor } from '@vanish/testkit/net';
+import { RABBITMQ_URL } from '@vanish/testkit/rabbitmq';
 import { startSystem, type Answer, type System } from './support/system';
 import { startReceiver, verifySignature } from '../../services/webhooks/test/support/receiver';
 
@@ -288,7 +290,7 @@ describe('attacks: bad input never breaks the promises', () => {
     expect(statsAfter.destroyed_notes).toBe(statsBefore.destroyed_notes + 2);
   });
 
-  it('when a canary is used as content, passcode, e-mail local-part and webhook URL path, then it never appears in logs, RabbitMQ payloads, dead letters, metrics or any database column', async () => {
+  it('when a canary is used as content, passcode, e-mail local-part and webhook URL path, then it never appears in logs, RabbitMQ payloads, dead letters (webhook ones included), metrics or any database column', async () => {
     const email = `${CANARY}@example.com`;
     const receiver = await startReceiver();
     const note = await sys.create({
@@ -298,12 +300,34 @@ describe('attacks: bad input never breaks the promises', () => {
     expect(note.status).toBe(200);
     const secret = String(note.body.webhook_secret);
     expect(secret).toMatch(/^whsec_/);
+    // A webhook that answers 500 to everything: its events go through every retry into the dead-letter queue.
+    const refusing = await startReceiver();
+    refusing.setMode({ kind: 'status', status: 500 });
+    const doomed = await sys.create({ content: `${CANARY} doomed`, webhook_url: refusing.url(`/${CANARY}/doomed`) });
+    expect(doomed.status).toBe(200);
     const plain = await sys.create({ content: `${CANARY} plain`, send_link_email: `x.${CANARY}@example.com` });
     await sys.create({ content: `${CANARY} bad`, max_views: 0 });
     await sys.create({ content: 'x', notification_email: `${CANARY}@@bad` });
     expect((await sys.reveal(note.body.uuid, `${CANARY}-wrong`)).content).toBeUndefined();
     expect((await sys.reveal(note.body.uuid, CANARY)).content).toBe(`${CANARY} the secret`);
     expect((await sys.reveal(plain.body.uuid)).content).toBe(`${CANARY} plain`);
+    expect((await sys.reveal(doomed.body.uuid)).content).toBe(`${CANARY} doomed`);
+    // note.accessed and note.destroyed of the doomed note, each after its last attempt (retry delays 300 and 1000 ms
+    // here), taken out of the dead-letter queue for the look below (and so that the invariants find it empty).
+    const webhookDeadLetters: string[] = [];
+    const broker = await amqp.connect(RABBITMQ_URL);
+    try {
+      const channel = await broker.createChannel();
+      await waitFor(async () => {
+        const message = await channel.get(`${sys.tag}.webhooks.note-events.dlq`, { noAck: true });
+        if (message) webhookDeadLetters.push(message.content.toString('utf8'));
+        return webhookDeadLetters.length >= 2;
+      }, { timeoutMs: 90_000, intervalMs: 250, description: 'two webhook dead letters' });
+    } finally {
+      await broker.close();
+    }
+    expect(refusing.received.length).toBeGreaterThanOrEqual(6);
+    await refusing.close();
     await sys.checkInvariants();
     await sys.sink.waitForMessages(3, 30_000); // link, link, read notification: the mail really went out
     // The webhook really went out too: failed access, accessed (DECISIONS 11), to the receiver alone.
@@ -315,10 +339,11 @@ describe('attacks: bad input never breaks the promises', () => {
     const look = (where: string, text: string) => {
       if (text.toLowerCase().includes(CANARY)) leaks.push(where);
       if (text.includes(note.body.uuid)) leaks.push(`${where} (uuid)`);
-      if (text.includes(secret.slice('whsec_'.length))) leaks.push(`${where} (webhook secret)`);
+      for (const key of [secret, String(doomed.body.webhook_secret)]) if (text.includes(key.slice('whsec_'.length))) leaks.push(`${where} (webhook secret)`);
     };
     look('service logs', sys.logs());
     for (const message of sys.busMessages) look(`bus ${message.routingKey}`, message.body);
+    for (const body of webhookDeadLetters) look('webhook dead letter', body);
     const everything = `${sys.logs()}\n${sys.busMessages.map((m) => m.body).join('\n')}`;
     const leakedUuids = [...sys.created.keys()].filter((uuid) => everything.includes(uuid));
     expect(leakedUuids).toEqual([]); // no note of this run, the taken-down ones included

@@ -118,6 +118,39 @@ export class ApiChecker {
     return validate;
   }
 
+  /**
+   * What a received webhook request (DECISIONS 11) breaks of the document's `webhooks` section: the
+   * entry named by its `event`, its required headers and its body schema. Empty when it conforms.
+   */
+  webhookProblems(request: { headers: HeaderSource; body: string }): string[] {
+    let body: Json;
+    try {
+      body = JSON.parse(request.body) as Json;
+    } catch {
+      return ['body is not valid JSON'];
+    }
+    const event = String(body.event);
+    const operation = ((this.document.webhooks ?? {}) as Record<string, Json>)[event]?.post as Json | undefined;
+    if (!operation) return [`the document has no webhook "${event}"`];
+    const problems: string[] = [];
+    const headers = normalizeHeaders(request.headers);
+    for (const parameter of (operation.parameters ?? []) as Json[]) {
+      const name = String(parameter.name).toLowerCase();
+      const value = headers.get(name);
+      if (value === undefined) {
+        if (parameter.required) problems.push(`header ${name} is missing`);
+        continue;
+      }
+      const validate = this.validator(`webhook ${event} header ${name}`, parameter.schema ?? {});
+      if (!validate(value)) problems.push(`header ${name}: ${this.ajv.errorsText(validate.errors, { dataVar: name, separator: '; ' })}`);
+    }
+    const requestBody = this.deref(operation.requestBody as Json) as { content?: Record<string, { schema?: unknown }> };
+    const schema = requestBody.content?.['application/json']?.schema;
+    const validate = this.validator(`webhook ${event} body`, schema ?? {});
+    if (!validate(body)) problems.push(`body: ${this.ajv.errorsText(validate.errors, { dataVar: 'body', separator: '; ' })}`);
+    return problems;
+  }
+
   /** The template a concrete path belongs to, or undefined. */
   templateOf(path: string): string | undefined {
     const bare = path.split('?')[0]!;

@@ -1,10 +1,17 @@
 import { createTestDatabase, type TestDatabase } from '@vanish/testkit/mariadb';
 import { waitFor } from '@vanish/testkit/net';
 import { ManualClock } from '@vanish/common';
-import { startReceiver, verifySignature, type Receiver } from './support/receiver';
+import { ApiChecker } from '@vanish/testkit/openapi';
+import { startReceiver, verifySignature, type Received, type Receiver } from './support/receiver';
 import { startWorld, type World } from './support/world';
 
 jest.setTimeout(120_000);
+
+/** What the OpenAPI document's `webhooks` section finds wrong with a delivery as the receiver got it. */
+const documented = ApiChecker.fromFile();
+const undocumented = (r: Received) => documented.webhookProblems({
+  headers: { 'webhook-id': r.id, 'webhook-timestamp': r.timestamp, 'webhook-signature': r.signature }, body: r.body,
+});
 
 /**
  * notes → RabbitMQ → webhooks → a local HTTP receiver (DECISIONS 11). Notes keeps its notes in
@@ -43,6 +50,7 @@ describe('webhooks: the four SPEC 6 kinds reach the note\'s webhook, signed, wit
     await waitFor(() => receiver.received.length >= 5, { timeoutMs: 30_000, description: 'five webhooks' });
     const ofRead = receiver.received.filter((r) => r.payload.data.note_ref === read.note_ref);
     expect(ofRead.map((r) => r.payload.event).sort()).toEqual(['note.accessed', 'note.accessed', 'note.destroyed', 'note.failed_access']);
+    for (const r of receiver.received) expect({ event: r.payload.event, problems: undocumented(r) }).toEqual({ event: r.payload.event, problems: [] });
     for (const r of ofRead) {
       expect(verifySignature(read.webhook_secret, r)).toBe(true);
       expect(r.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -122,6 +130,7 @@ describe('webhooks: operator subscriptions and refusals at registration', () => 
     await world.reveal(plain.uuid, null);
     await waitFor(() => siem.received.length >= 4 && note.received.length >= 2, { timeoutMs: 30_000, description: 'operator and note deliveries' });
     for (const r of siem.received) {
+      expect(undocumented(r)).toEqual([]);
       expect(verifySignature(siemSecret, r)).toBe(true);
       expect(r.payload.data.note_id).toMatch(/^[0-9a-f]{32}$/);
       expect([hooked.uuid, plain.uuid, hooked.note_ref, plain.note_ref]).not.toContain(r.payload.data.note_id);

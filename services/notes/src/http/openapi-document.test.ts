@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { PERMISSIONS_POLICY } from '@vanish/common';
+import { PERMISSIONS_POLICY, WEBHOOK_EVENT_NAMES } from '@vanish/common';
 import { ApiChecker } from '@vanish/testkit/openapi';
 import { OPENAPI_DOCUMENT_FILE } from './api-routes';
 
@@ -109,6 +109,25 @@ describe('the OpenAPI document', () => {
       'INVALID_EXPIRY_TIME', 'INVALID_EXPIRY_TYPE', 'INVALID_JSON', 'INVALID_KEY_CHECK', 'INVALID_MAX_VIEWS', 'INVALID_PASSCODE', 'INVALID_WEBHOOK_URL', 'METHOD_NOT_ALLOWED',
       'NOTE_NOT_FOUND', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE',
     ]);
+  });
+
+  it('when its webhooks are listed, then each SPEC 6 kind is a signed POST of the WebhookEvent body, and a conforming payload passes while a wrong one fails', () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_NAMES].sort());
+    for (const name of WEBHOOK_EVENT_NAMES) {
+      const post = doc.webhooks[name].post as Json;
+      expect(post.parameters.filter((p: Json) => p.in === 'header' && p.required).map((p: Json) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+      expect(post.requestBody.content['application/json'].schema.allOf).toEqual([{ $ref: '#/components/schemas/WebhookEvent' }, { properties: { event: { const: name } } }]);
+      expect(Object.keys(post.responses).sort()).toEqual(['2XX', '410', 'default']);
+    }
+    const checker = new ApiChecker(doc);
+    const headers = { 'webhook-id': '0b7c2a4e-5d6f-4a1b-9c8d-7e6f5a4b3c2d', 'webhook-timestamp': '1764062000', 'webhook-signature': `v1,${Buffer.alloc(32, 1).toString('base64')}` };
+    const [example] = doc.components.schemas.WebhookEvent.examples;
+    expect(checker.webhookProblems({ headers, body: JSON.stringify(example) })).toEqual([]);
+    const expired = { event: 'note.expired', timestamp: '2026-11-25T09:12:03.417Z', data: { note_id: null, note_ref: 'a'.repeat(32), reason: 'time', access_details: null } };
+    expect(checker.webhookProblems({ headers, body: JSON.stringify(expired) })).toEqual([]);
+    expect(checker.webhookProblems({ headers, body: JSON.stringify({ ...expired, data: { ...expired.data, uuid: 'x' } }) })).not.toEqual([]);
+    expect(checker.webhookProblems({ headers: { ...headers, 'webhook-signature': 'sha256=abc' }, body: JSON.stringify(expired) })).not.toEqual([]);
+    expect(checker.webhookProblems({ headers, body: JSON.stringify({ ...expired, event: 'note.created' }) })).toEqual(['the document has no webhook "note.created"']);
   });
 
   it('when the SPEC request limits are read from it, then they match SPEC 4.1 and 8', () => {

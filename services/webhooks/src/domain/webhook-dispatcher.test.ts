@@ -11,12 +11,12 @@ import { WebhookDispatcher } from './webhook-dispatcher';
 class MemoryStore implements DeliveryStore {
   records = new Map<string, { status: DeliveryStatus; attempts: number }>();
   gone = new Set<string>();
-  async recordsOf(eventId: string) {
-    return new Map([...this.records].filter(([key]) => key.startsWith(`${eventId}|`)).map(([key, record]) => [key.split('|')[1]!, record]));
+  async stateOf(eventId: string, noteRef: string) {
+    const records = new Map([...this.records].filter(([key]) => key.startsWith(`${eventId}|`)).map(([key, record]) => [key.split('|')[1]!, record]));
+    return { records, gone: this.gone.has(noteRef) };
   }
   async record(eventId: string, targetKey: string, status: DeliveryStatus, attempts: number) { this.records.set(`${eventId}|${targetKey}`, { status, attempts }); }
   async markGone(noteRef: string) { this.gone.add(noteRef); }
-  async isGone(noteRef: string) { return this.gone.has(noteRef); }
   async prune() { return 0; }
   async ping() { return true; }
 }

@@ -81,9 +81,10 @@ export class WebhookDispatcher {
     if (!WEBHOOK_KINDS.has(message.routingKey)) return;
     const event = this.parse(message);
     if (!event) return;
-    const targets = await this.targetsOf(event.envelope, event.part);
-    if (targets.length === 0) return;
-    const records = await this.options.store.recordsOf(event.envelope.id);
+    if (!event.part?.target && this.options.subscriptions.length === 0) return;
+    const noteRef = event.envelope.data.note_ref ?? event.envelope.data.note_id;
+    const { records, gone } = await this.options.store.stateOf(event.envelope.id, noteRef);
+    const targets = this.targetsOf(event.envelope, event.part, noteRef, gone);
     const pending = targets.filter((target) => {
       const status = records.get(target.key)?.status;
       return status === undefined || status === 'failed';
@@ -122,15 +123,15 @@ export class WebhookDispatcher {
     }
   }
 
-  private async targetsOf(envelope: NoteEvent, part: SealedWebhookPart | null): Promise<Target[]> {
-    const noteRef = envelope.data.note_ref ?? envelope.data.note_id;
+  /** `gone`: the note's webhook answered 410 to an earlier event, so only operator subscriptions remain. */
+  private targetsOf(envelope: NoteEvent, part: SealedWebhookPart | null, noteRef: string, gone: boolean): Target[] {
     const base = {
       event: envelope.event,
       timestamp: envelope.timestamp,
       reason: envelope.event === 'note.destroyed' || envelope.event === 'note.expired' ? envelope.data.reason : undefined,
     };
     const targets: Target[] = [];
-    if (part?.target && !(await this.options.store.isGone(noteRef))) {
+    if (part?.target && !gone) {
       let target: WebhookTarget;
       try {
         target = JSON.parse(this.options.targetOpener.open(part.target)) as WebhookTarget;

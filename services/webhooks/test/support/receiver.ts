@@ -11,11 +11,12 @@ export interface Received {
   at: number;
 }
 
-export type ReceiverMode = { kind: 'ok' } | { kind: 'status'; status: number } | { kind: 'stall' };
+export type ReceiverMode = { kind: 'ok' } | { kind: 'status'; status: number } | { kind: 'stall' } | { kind: 'late'; delayMs: number };
 
 /**
  * A webhook receiver on loopback for tests: records every request, answers per its mode, and can
- * go down and come back on the same port. `stall` holds the connection open without answering.
+ * go down and come back on the same port. `stall` holds the connection open without answering;
+ * `late` answers 204, but only after `delayMs`.
  */
 export async function startReceiver(port = 0) {
   const received: Received[] = [];
@@ -38,6 +39,12 @@ export async function startReceiver(port = 0) {
       if (mode.kind === 'stall') {
         held.add(res);
         res.on('close', () => held.delete(res));
+        return;
+      }
+      if (mode.kind === 'late') {
+        held.add(res);
+        res.on('close', () => held.delete(res));
+        setTimeout(() => { res.statusCode = 204; res.end(); }, mode.delayMs);
         return;
       }
       res.statusCode = mode.kind === 'status' ? mode.status : 204;
