@@ -2,8 +2,9 @@
 // (1) webhook lag under load, from a reveal to the receiver: the notes service in this process
 // (MariaDB, outbox relay to RabbitMQ) and the webhooks service as a separate process (MariaDB
 // records), BENCH_WEBHOOK_NOTES one-view notes with a webhook_url revealed BENCH_WEBHOOK_CONCURRENCY
-// at a time; lag = receiver arrival of note.accessed minus the start of its reveal; p50 and p99
-// (goal p99 < 1 s). (2) deliveries per second to one receiver: BENCH_WEBHOOK_EVENTS events sealed as
+// at a time, started at BENCH_WEBHOOK_RATE reveals per second (default 100; 0: each as soon as the one
+// before it ends, which saturates the service so that lag measures the backlog, not the path); lag =
+// receiver arrival of note.accessed minus the start of its reveal; p50 and p99 (goal p99 < 1 s). (2) deliveries per second to one receiver: BENCH_WEBHOOK_EVENTS events sealed as
 // notes seals them, published straight to the broker, counted until all arrived.
 // Env: MARIADB_URL (mysql://root@127.0.0.1:3306), AMQP_URL; BENCH_WEBHOOKS_MAIN runs another build of the
 // service (an A/B against a copy of an older services/webhooks/dist kept inside the repository tree, so that
@@ -24,6 +25,7 @@ import { ROOT, fmt, freePort, log, loadAverage, machine, percentile, sleep, star
 
 const NOTES = Number(process.env.BENCH_WEBHOOK_NOTES ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 20);
+const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 100);
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 3000);
 const MARIADB_URL = process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -104,7 +106,10 @@ async function main(): Promise<void> {
     const started = performance.now();
     await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
       while (next < created.length) {
-        const note = created[next++]!;
+        const index = next++;
+        const note = created[index]!;
+        // Paced: the index-th reveal starts at its slot of the schedule, not earlier.
+        if (RATE > 0) await sleep(Math.max(0, started + (index * 1000) / RATE - performance.now()));
         revealedAt.set(note.noteRef, performance.now());
         await untilAvailable(() => notes!.notes.reveal(note.uuid, null, null, { ipAddress: '203.0.113.1', userAgent: 'bench' }));
       }
@@ -143,7 +148,7 @@ async function main(): Promise<void> {
     log(`deliveries to one receiver (RabbitMQ → webhooks process, MariaDB records → HTTP): ${fmt(EVENTS / seconds)} per second; load ${loadAverage()}`);
     process.stdout.write([
       '| measure | value |', '|---|---|',
-      `| webhook lag, reveal → receiver, p50 (${NOTES} reveals, ${CONCURRENCY} at a time) | ${fmt(p50)} ms |`,
+      `| webhook lag, reveal → receiver, p50 (${NOTES} reveals, ${RATE > 0 ? `${RATE} per second, ` : ''}${CONCURRENCY} at a time at most; ${fmt(NOTES / revealSeconds)} reveals/s reached) | ${fmt(p50)} ms |`,
       `| webhook lag, reveal → receiver, p99 (goal < 1000 ms) | ${fmt(p99)} ms |`,
       `| deliveries per second to one receiver (${EVENTS} events) | ${fmt(EVENTS / seconds)} |`, '',
     ].join('\n'));
