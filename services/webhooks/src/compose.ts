@@ -49,7 +49,9 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
   const knex = configureDatabase(config.databaseUrl, { poolMax: 10, sqliteSynchronous: 'NORMAL', logger: logger.child('webhooks/db'), sslCa: config.databaseSslCa });
   const store = new KnexDeliveryStore(knex);
   const metrics = createWebhooksMetrics(registry);
-  const hosts = new HostGuard({ concurrency: config.hostConcurrency, failureThreshold: config.circuitFailureThreshold, openMs: config.circuitOpenMs });
+  const hosts = new HostGuard({
+    concurrency: config.hostConcurrency, maxWaiting: config.hostQueue, failureThreshold: config.circuitFailureThreshold, openMs: config.circuitOpenMs,
+  });
   const dispatcher = new WebhookDispatcher({
     eventOpener: new ConsumerOpener(config.privateKeys, WEBHOOK_SEAL_PURPOSE),
     targetOpener: new ConsumerOpener(config.privateKeys, WEBHOOK_TARGET_SEAL_PURPOSE),

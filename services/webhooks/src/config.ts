@@ -42,6 +42,8 @@ export interface WebhooksConfig {
   timeoutMs: number;
   maxResponseBytes: number;
   hostConcurrency: number;
+  /** WEBHOOK_HOST_QUEUE: deliveries that may wait in this process for a busy host's slot. */
+  hostQueue: number;
   circuitFailureThreshold: number;
   circuitOpenMs: number;
   prefetch: number;
@@ -91,6 +93,7 @@ export function loadWebhooksConfig(env: Env = process.env, logger?: Logger): Rea
     timeoutMs: reader.int('WEBHOOK_TIMEOUT_MS', 5_000, { min: 100, max: 30_000 }),
     maxResponseBytes: reader.int('WEBHOOK_MAX_RESPONSE_BYTES', 64 * 1024, { min: 0, max: 1024 * 1024 }),
     hostConcurrency: reader.int('WEBHOOK_HOST_CONCURRENCY', 4, { min: 1, max: 100 }),
+    hostQueue: reader.int('WEBHOOK_HOST_QUEUE', 12, { min: 0, max: 1000 }),
     circuitFailureThreshold: reader.int('WEBHOOK_CIRCUIT_FAILURES', 5, { min: 1, max: 1000 }),
     circuitOpenMs: reader.int('WEBHOOK_CIRCUIT_OPEN_MS', 30_000, { min: 10, max: HOUR }),
     prefetch: reader.int('WEBHOOK_PREFETCH', 32, { min: 1, max: 1000 }),

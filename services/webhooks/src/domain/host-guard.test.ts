@@ -42,6 +42,21 @@ describe('HostGuard.acquire', () => {
     expect(await guard.acquire('h:1', 20)).toEqual({ admitted: false, reason: 'host_busy' }); // waited, not freed
     if (admitted.admitted) admitted.release(true);
   });
+
+  it('when maxWaiting is set, then that many requests wait for a busy host\'s slot, in order, and the next is turned away', async () => {
+    const guard = new HostGuard({ concurrency: 1, maxWaiting: 3, failureThreshold: 5, openMs: 1000 });
+    const held = guard.admit('h:1');
+    const order: number[] = [];
+    const waiting = [1, 2, 3].map((n) => guard.acquire('h:1', 5_000).then((admission) => {
+      order.push(n);
+      if (admission.admitted) admission.release(true);
+      return admission.admitted;
+    }));
+    expect(await guard.acquire('h:1', 5_000)).toEqual({ admitted: false, reason: 'host_busy' });
+    if (held.admitted) held.release(true);
+    await expect(Promise.all(waiting)).resolves.toEqual([true, true, true]);
+    expect(order).toEqual([1, 2, 3]);
+  });
 });
 
 describe('retry schedule', () => {

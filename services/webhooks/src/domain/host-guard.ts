@@ -6,6 +6,8 @@
  */
 export interface HostGuardOptions {
   concurrency: number;
+  /** Requests that may wait for a busy host's slot (default: `concurrency`); beyond them, turned away. */
+  maxWaiting?: number;
   failureThreshold: number;
   openMs: number;
   now?: () => number;
@@ -15,7 +17,7 @@ interface HostState {
   inFlight: number;
   failures: number;
   openUntil: number;
-  /** Requests waiting for a slot (at most `concurrency` of them). */
+  /** Requests waiting for a slot (at most `maxWaiting` of them). */
   waiters: Array<() => void>;
 }
 
@@ -60,14 +62,15 @@ export class HostGuard {
 
   /**
    * As admit(), but a busy host's request waits for a slot (up to `maxWaitMs`) while fewer than
-   * `concurrency` others wait: a burst to one healthy receiver is served in order, while a stalled
-   * host holds at most twice its cap of the consumer's slots and everything beyond is turned away.
+   * `maxWaiting` others wait: a burst to one healthy receiver is served in order, while a stalled
+   * host holds at most its cap plus `maxWaiting` of the consumer's slots and everything beyond is
+   * turned away.
    */
   async acquire(host: string, maxWaitMs: number): Promise<Admission> {
     const first = this.admit(host);
     if (first.admitted || first.reason === 'circuit_open') return first;
     const state = this.state(host);
-    if (state.waiters.length >= this.options.concurrency) return first;
+    if (state.waiters.length >= (this.options.maxWaiting ?? this.options.concurrency)) return first;
     const freed = await new Promise<boolean>((resolve) => {
       const wake = () => { clearTimeout(timer); resolve(true); };
       const timer = setTimeout(() => {
