@@ -214,7 +214,7 @@ describe('broker permissions on a RabbitMQ node of our own (compose definitions)
       if (message.body === 'dead') throw new PermanentMessageFailure('never countable');
       if (message.body === 'retry' && message.attempt === 1) throw new RetryMessageLater('later', 200);
     });
-    await statsBus.consume({ queue: HEARTBEATS_QUEUE, bindings: ['health.*'] }, async (message) => { heartbeats.push(message); });
+    await statsBus.consume({ queue: HEARTBEATS_QUEUE, bindings: ['health.*'], disposable: true }, async (message) => { heartbeats.push(message); });
     await mailerBus.consume({ queue: MAIL_QUEUE, bindings: ['mail.send'], maxAttempts: 5, retryDelaysMs: [200] }, async (message) => {
       mailCommands.push(message);
       if (message.attempt === 1) throw new RetryMessageLater('SMTP 451', 200);

@@ -2,7 +2,7 @@ import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import type { ConsumeOptions, IncomingMessage, Logger, MessageHandler } from '@vanish/common';
 import { decideOutcome, DEFAULT_PREFETCH, type DeliveryOutcome } from './delivery-policy';
 import { decodePack, PACK_CONTENT_TYPE, type PackMember } from './message-packs';
-import { declareConsumerQueue, declareExchanges, dlqName, HEADER_ATTEMPT, HEADER_ROUTING_KEY, type QueueSettings } from './rabbitmq-topology';
+import { declareConsumerQueue, declareExchanges, dlqName, makeWayForDisposableQueue, HEADER_ATTEMPT, HEADER_ROUTING_KEY, type QueueSettings } from './rabbitmq-topology';
 
 /** What forward() moves to a retry queue or a dead-letter queue: a delivery, or one member of a pack. */
 export interface ForwardedMessage {
@@ -46,8 +46,9 @@ export class RabbitSubscription {
     // consume() and a (re)connection may both try to attach to the same connection: once is enough.
     if (this.cancelled || this.attachedTo === model) return;
     this.attachedTo = model;
-    const { queue, bindings } = this.options;
+    const { queue, bindings, disposable } = this.options;
     const exchange = this.bus.exchange;
+    if (disposable) await makeWayForDisposableQueue(model, exchange, { queue, bindings, disposable }, this.bus.queueSettings, this.logger);
     const channel = await model.createChannel();
     channel.on('error', (err: Error) => this.logger.warn('RabbitMQ consumer channel error', { queue, err: err.message }));
     channel.on('close', () => {
@@ -66,7 +67,7 @@ export class RabbitSubscription {
     try {
       await channel.prefetch(this.options.prefetch ?? DEFAULT_PREFETCH);
       await declareExchanges(channel, exchange);
-      await declareConsumerQueue(channel, exchange, { queue, bindings }, this.bus.queueSettings);
+      await declareConsumerQueue(channel, exchange, { queue, bindings, disposable }, this.bus.queueSettings);
       this.channel = channel;
       const { consumerTag } = await channel.consume(queue, (message) => {
         if (message) this.track(this.handle(channel, message));

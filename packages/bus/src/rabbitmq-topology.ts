@@ -1,4 +1,5 @@
 import type { Channel } from 'amqplib';
+import type { Logger } from '@vanish/common';
 
 /**
  * Names of everything RabbitMqBus declares, in one place (docs/events.md draws the picture):
@@ -8,6 +9,8 @@ import type { Channel } from 'amqplib';
  * - `<queue>.dlq` durable queue bound to `<exchange>.dlx` by its own name;
  * - `<queue>.retry.<ms>` durable queue per retry delay with `x-message-ttl` = ms that
  *   dead-letters back to `<queue>` through the default exchange (the broker holds the delay).
+ * A disposable queue (heartbeats: messages that expire) has no broker-side dead-lettering, so what
+ * expires there is dropped; the bus still sends a message its handler refuses to `<queue>.dlq`.
  * Every queue is of the one type QueueSettings names (quorum in production: replicated, see
  * docs/scaling.md); declareTopology() is the one place that declares them, at start-up and at deploy time.
  */
@@ -53,11 +56,10 @@ function typeArguments(settings: QueueSettings, deadLetters: boolean): Record<st
   };
 }
 
-export function mainQueueArguments(exchange: string, queue: string, settings: QueueSettings = CLASSIC_QUEUES): Record<string, unknown> {
+export function mainQueueArguments(exchange: string, queue: string, settings: QueueSettings = CLASSIC_QUEUES, disposable = false): Record<string, unknown> {
   return {
-    'x-dead-letter-exchange': dlxName(exchange),
-    'x-dead-letter-routing-key': dlqName(queue),
-    ...typeArguments(settings, true),
+    ...(disposable ? {} : { 'x-dead-letter-exchange': dlxName(exchange), 'x-dead-letter-routing-key': dlqName(queue) }),
+    ...typeArguments(settings, !disposable),
     ...(settings.type === 'quorum' ? { 'x-delivery-limit': settings.deliveryLimit ?? DEFAULT_DELIVERY_LIMIT } : {}),
   };
 }
@@ -76,6 +78,8 @@ export interface ConsumerQueue {
   bindings: readonly string[];
   /** The retry queues to declare ahead (the bus also declares one the first time it needs it). */
   retryDelaysMs?: readonly number[];
+  /** See ConsumeOptions.disposable: what expires is dropped, not dead-lettered. */
+  disposable?: boolean;
 }
 
 export async function declareExchanges(channel: Channel, exchange: string): Promise<void> {
@@ -94,13 +98,52 @@ export async function declareConsumerQueue(channel: Channel, exchange: string, c
   const dlq = dlqName(consumer.queue);
   await channel.assertQueue(dlq, { durable: true, arguments: deadLetterQueueArguments(settings) });
   await channel.bindQueue(dlq, dlxName(exchange), dlq);
-  await channel.assertQueue(consumer.queue, { durable: true, arguments: mainQueueArguments(exchange, consumer.queue, settings) });
+  await channel.assertQueue(consumer.queue, { durable: true, arguments: mainQueueArguments(exchange, consumer.queue, settings, consumer.disposable) });
   for (const pattern of consumer.bindings) await channel.bindQueue(consumer.queue, exchange, pattern);
   for (const delayMs of new Set(consumer.retryDelaysMs ?? [])) await declareRetryQueue(channel, consumer.queue, delayMs, settings);
 }
 
-/** The whole topology: exchanges, then every consumer's queues (idempotent; a differing queue type fails). */
-export async function declareTopology(channel: Channel, topology: { exchange: string; consumers: readonly ConsumerQueue[]; settings: QueueSettings }): Promise<void> {
-  await declareExchanges(channel, topology.exchange);
-  for (const consumer of topology.consumers) await declareConsumerQueue(channel, topology.exchange, consumer, topology.settings);
+/** What opens channels: amqplib's ChannelModel. */
+export interface ChannelOpener {
+  createChannel(): Promise<Channel>;
+}
+
+/**
+ * Makes way for a disposable queue: one of its name declared before with other arguments (with
+ * dead-lettering, as heartbeat queues first were, or of another type) is refused by the broker (PRECONDITION_FAILED),
+ * and since it holds only messages that are worthless later it is deleted, to be declared anew by
+ * declareConsumerQueue. Each probe runs on a channel of its own because a refusal closes the channel.
+ * Returns whether a queue was replaced.
+ */
+export async function makeWayForDisposableQueue(opener: ChannelOpener, exchange: string, consumer: ConsumerQueue, settings: QueueSettings, logger?: Logger): Promise<boolean> {
+  if (!consumer.disposable) return false;
+  const probe = await opener.createChannel();
+  probe.on('error', () => undefined); // the refusal is the answer looked for, reported below
+  try {
+    await probe.assertQueue(consumer.queue, { durable: true, arguments: mainQueueArguments(exchange, consumer.queue, settings, true) });
+    await probe.close();
+    return false;
+  } catch (err) {
+    if (!/PRECONDITION_FAILED/.test((err as Error).message)) throw err;
+  }
+  const cleaner = await opener.createChannel();
+  try {
+    const { messageCount } = await cleaner.deleteQueue(consumer.queue);
+    logger?.warn('disposable queue declared anew: it had other arguments', { queue: consumer.queue, dropped: messageCount });
+  } finally {
+    await cleaner.close().catch(() => undefined);
+  }
+  return true;
+}
+
+/** The whole topology: exchanges, then every consumer's queues (idempotent; a differing queue type fails, except for disposable queues, replaced). */
+export async function declareTopology(opener: ChannelOpener, topology: { exchange: string; consumers: readonly ConsumerQueue[]; settings: QueueSettings }, logger?: Logger): Promise<void> {
+  for (const consumer of topology.consumers) await makeWayForDisposableQueue(opener, topology.exchange, consumer, topology.settings, logger);
+  const channel = await opener.createChannel();
+  try {
+    await declareExchanges(channel, topology.exchange);
+    for (const consumer of topology.consumers) await declareConsumerQueue(channel, topology.exchange, consumer, topology.settings);
+  } finally {
+    await channel.close().catch(() => undefined);
+  }
 }

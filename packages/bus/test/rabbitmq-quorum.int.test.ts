@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import amqp from 'amqplib';
-import { silentLogger, type IncomingMessage } from '@vanish/common';
+import { PermanentMessageFailure, silentLogger, type IncomingMessage } from '@vanish/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RabbitMqBus, declareTopology, dlqName, type ExpiringMessage } from '@vanish/bus';
 import { startFaultProxy } from '@vanish/testkit/fault-proxy';
 import { freePort, waitFor } from '@vanish/testkit/net';
@@ -34,11 +35,9 @@ describe('declareTopology with quorum queues', () => {
     const { exchange, queue } = names('type');
     await withAdmin(async (admin) => {
       try {
-        const channel = await admin.createChannel();
         const topology = { exchange, consumers: [{ queue, bindings: ['note.*'], retryDelaysMs: [100] }], settings: { type: 'quorum' as const, deliveryLimit: 3 } };
-        await declareTopology(channel, topology);
-        await declareTopology(channel, topology);
-        await channel.close();
+        await declareTopology(admin, topology);
+        await declareTopology(admin, topology);
         const classic = await admin.createChannel();
         classic.on('error', () => undefined);
         await expect(classic.assertQueue(queue, { durable: true })).rejects.toThrow(/PRECONDITION_FAILED/);
@@ -52,8 +51,8 @@ describe('declareTopology with quorum queues', () => {
     const { exchange, queue } = names('poison');
     await withAdmin(async (admin) => {
       try {
+        await declareTopology(admin, { exchange, consumers: [{ queue, bindings: ['poison.*'] }], settings: { type: 'quorum', deliveryLimit: 2 } });
         const channel = await admin.createConfirmChannel();
-        await declareTopology(channel, { exchange, consumers: [{ queue, bindings: ['poison.*'] }], settings: { type: 'quorum', deliveryLimit: 2 } });
         channel.publish(exchange, 'poison.x', Buffer.from('{}'), { persistent: true, messageId: 'poison-1' });
         await channel.waitForConfirms();
         let taken = 0;
@@ -77,24 +76,70 @@ describe('declareTopology with quorum queues', () => {
   });
 });
 
-describe('RabbitMqBus on quorum queues: expiring messages', () => {
-  it('when a message carries expiresInMs and waits longer than that, then the quorum queue drops it (heartbeats rely on this)', async () => {
+describe.each([['classic' as const], ['quorum' as const]])('RabbitMqBus on %s queues: expiring messages', (type) => {
+  it('when a message carries expiresInMs and waits longer than that on a disposable queue, then the broker drops it and nothing reaches <queue>.dlq (heartbeats rely on this)', async () => {
     await requireService('rabbitmq');
-    const { exchange, queue } = names('expiry');
-    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type: 'quorum' } });
+    const { exchange, queue } = names(`expiry-${type}`);
+    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type } });
     const received: IncomingMessage[] = [];
     try {
-      const subscription = await bus.consume({ queue, bindings: ['exp.*'] }, async (m) => { received.push(m); });
+      const subscription = await bus.consume({ queue, bindings: ['exp.*'], disposable: true }, async (m) => { received.push(m); });
       await subscription.cancel(); // the queue exists, nobody consumes
       await bus.publish([{ id: 'short', routingKey: 'exp.x', body: '{}', expiresInMs: 100 } as ExpiringMessage, { id: 'kept', routingKey: 'exp.x', body: '{}' }]);
       await withAdmin(async (admin) => {
         const channel = await admin.createChannel();
+        // A classic queue drops an expired message when it reaches the head: take the head's turn by reading.
+        await sleep(300);
+        const head = await channel.get(queue, { noAck: false });
+        expect(head && head.properties.messageId).toBe('kept');
+        if (head) channel.nack(head, false, true);
         await waitFor(async () => (await channel.checkQueue(queue)).messageCount === 1, { timeoutMs: 10_000, description: 'the expired message dropped' });
-        const left = await channel.get(queue, { noAck: true });
-        expect(left && left.properties.messageId).toBe('kept');
+        await sleep(500); // dead-lettering, were it to happen, is asynchronous
+        expect((await channel.checkQueue(dlqName(queue))).messageCount).toBe(0);
       });
     } finally {
       await bus.close();
+      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
+    }
+  });
+
+  it('when a disposable queue exists from before with dead-lettering, then the bus replaces it (what it held is worthless) and consumes from the new one; a refused message still reaches <queue>.dlq', async () => {
+    await requireService('rabbitmq');
+    const { exchange, queue } = names(`replace-${type}`);
+    try {
+      await withAdmin(async (admin) => {
+        await declareTopology(admin, { exchange, consumers: [{ queue, bindings: ['old.*'] }], settings: { type } });
+        const channel = await admin.createConfirmChannel();
+        channel.publish(exchange, 'old.x', Buffer.from('{}'), { persistent: true, messageId: 'stale', expiration: '100' });
+        await channel.waitForConfirms();
+        await sleep(300);
+        await channel.get(queue, { noAck: true }); // the classic queue expires it at the head: dead-lettered, as before
+        await waitFor(async () => (await channel.checkQueue(dlqName(queue))).messageCount === 1, { timeoutMs: 10_000, description: 'the old queue dead-letters what expires' });
+        await channel.purgeQueue(dlqName(queue));
+        await channel.close();
+      });
+      const logged: string[] = [];
+      const logger = { ...silentLogger, child: () => logger, warn: (msg: string) => { logged.push(msg); } };
+      const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger, queues: { type } });
+      const received: IncomingMessage[] = [];
+      try {
+        await bus.consume({ queue, bindings: ['new.*'], disposable: true, maxAttempts: 1 }, async (m) => {
+          received.push(m);
+          if (m.id === 'refused') throw new PermanentMessageFailure('malformed');
+        });
+        expect(logged).toContain('disposable queue declared anew: it had other arguments');
+        await bus.publish([{ id: 'fresh', routingKey: 'new.x', body: '{}' }, { id: 'refused', routingKey: 'new.x', body: '{}' }]);
+        await waitFor(() => received.length === 2, { timeoutMs: 10_000, description: 'both delivered from the new queue' });
+        await withAdmin(async (admin) => {
+          const channel = await admin.createChannel();
+          await waitFor(async () => (await channel.checkQueue(dlqName(queue))).messageCount === 1, { timeoutMs: 10_000, description: 'the refused one dead-lettered' });
+        });
+      } finally {
+        await bus.close();
+      }
+      // Declared again at deploy time with the same shape: nothing to replace.
+      await withAdmin(async (admin) => declareTopology(admin, { exchange, consumers: [{ queue, bindings: ['new.*'], disposable: true }], settings: { type } }));
+    } finally {
       await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
     }
   });

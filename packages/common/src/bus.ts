@@ -52,6 +52,12 @@ export interface ConsumeOptions {
   maxAttempts?: number;
   /** Delays for RetryMessageLater, by attempt; the last one repeats until maxAttempts. */
   retryDelaysMs?: readonly number[];
+  /**
+   * The queue carries only messages that are worthless later (heartbeats, which expire): what expires
+   * there is dropped by the broker, never dead-lettered. A message the handler refuses still goes to
+   * `<queue>.dlq`.
+   */
+  disposable?: boolean;
 }
 
 export interface Subscription {

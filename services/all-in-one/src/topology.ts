@@ -20,7 +20,7 @@ export function vanishConsumerQueues(
   const prefix = options.statsQueuePrefix ?? '';
   return [
     { queue: `${prefix}${NOTE_EVENTS_QUEUE}`, bindings: ['note.*'], retryDelaysMs: NOTE_EVENTS_RETRY_DELAYS_MS },
-    { queue: `${prefix}${HEARTBEATS_QUEUE}`, bindings: ['health.*'] },
+    { queue: `${prefix}${HEARTBEATS_QUEUE}`, bindings: ['health.*'], disposable: true },
     { queue: options.mailQueue ?? DEFAULT_MAIL_QUEUE, bindings: [MAIL_ROUTING_KEY] },
     { queue: options.webhookQueue ?? DEFAULT_WEBHOOK_QUEUE, bindings: [...WEBHOOK_EVENT_NAMES], retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS },
   ];

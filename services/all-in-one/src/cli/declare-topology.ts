@@ -26,9 +26,7 @@ export async function declareVanishTopology(env: NodeJS.ProcessEnv): Promise<{ q
   if (url === undefined) throw new Error('AMQP_URL (or AMQP_URLS) is required');
   const { model } = await connectToAnyBroker({ url, tls, connectionName: 'vanish declare-topology' });
   try {
-    const channel = await model.createChannel();
-    await declareTopology(channel, { exchange, consumers, settings });
-    await channel.close();
+    await declareTopology(model, { exchange, consumers, settings });
   } finally {
     await model.close().catch(() => undefined);
   }

@@ -44,7 +44,8 @@ export function parseHeartbeat(body: string, receivedAt: number): HeartbeatRecor
 /**
  * Entry point for heartbeats (`health.*` on `stats.heartbeats`). A heartbeat is only worth
  * something now: when it cannot be stored it is dropped (the next one comes in one period),
- * never retried for long or dead-lettered; a malformed one goes to the dead-letter queue.
+ * never retried for long or dead-lettered, and one that waited past its expiry (stats was away) is
+ * dropped by the broker (a disposable queue); a malformed one goes to the dead-letter queue.
  */
 export class HeartbeatConsumer {
   private subscription: Subscription | undefined;
@@ -59,7 +60,7 @@ export class HeartbeatConsumer {
   }
 
   async start(): Promise<void> {
-    this.subscription = await this.options.consumer.consume({ queue: this.queueName, bindings: ['health.*'], prefetch: 10, maxAttempts: 1 }, (m) => this.handle(m));
+    this.subscription = await this.options.consumer.consume({ queue: this.queueName, bindings: ['health.*'], prefetch: 10, maxAttempts: 1, disposable: true }, (m) => this.handle(m));
   }
 
   async stop(): Promise<void> {
