@@ -48,8 +48,13 @@ export class RabbitSubscription {
     this.attachedTo = model;
     const { queue, bindings, disposable } = this.options;
     const exchange = this.bus.exchange;
-    if (disposable) await makeWayForDisposableQueue(model, exchange, { queue, bindings, disposable }, this.bus.queueSettings, this.logger);
-    const channel = await model.createChannel();
+    let channel: Channel;
+    try {
+      channel = await model.createChannel();
+    } catch (err) {
+      this.attachedTo = undefined;
+      throw err;
+    }
     channel.on('error', (err: Error) => this.logger.warn('RabbitMQ consumer channel error', { queue, err: err.message }));
     channel.on('close', () => {
       if (this.channel !== channel) return;
@@ -67,10 +72,19 @@ export class RabbitSubscription {
     try {
       await channel.prefetch(this.options.prefetch ?? DEFAULT_PREFETCH);
       await declareExchanges(channel, exchange);
-      await declareConsumerQueue(channel, exchange, { queue, bindings, disposable }, this.bus.queueSettings);
+      const consumerQueue = { queue, bindings, disposable };
+      const plan = await makeWayForDisposableQueue(model, exchange, consumerQueue, this.bus.queueSettings, this.logger);
+      await declareConsumerQueue(channel, exchange, consumerQueue, this.bus.queueSettings, plan === 'use-existing');
       this.channel = channel;
       const { consumerTag } = await channel.consume(queue, (message) => {
-        if (message) this.track(this.handle(channel, message));
+        if (message) {
+          this.track(this.handle(channel, message));
+          return;
+        }
+        // The broker cancelled this consumer (its queue was deleted, or moved away): without this the
+        // subscription would stay silent. Closing the channel subscribes again (the close handler above).
+        this.logger.warn('consumer cancelled by the broker: subscribing again', { queue });
+        channel.close().catch(() => undefined);
       }, { noAck: false });
       this.consumerTag = consumerTag;
     } catch (err) {

@@ -93,12 +93,16 @@ export async function declareRetryQueue(channel: Channel, queue: string, delayMs
   return name;
 }
 
-/** A consumer queue with its dead-letter queue, bindings and retry queues. */
-export async function declareConsumerQueue(channel: Channel, exchange: string, consumer: ConsumerQueue, settings: QueueSettings): Promise<void> {
+/**
+ * A consumer queue with its dead-letter queue, bindings and retry queues. With `existing`, the main
+ * queue is used as the broker has it (checked, not declared): see makeWayForDisposableQueue.
+ */
+export async function declareConsumerQueue(channel: Channel, exchange: string, consumer: ConsumerQueue, settings: QueueSettings, existing = false): Promise<void> {
   const dlq = dlqName(consumer.queue);
   await channel.assertQueue(dlq, { durable: true, arguments: deadLetterQueueArguments(settings) });
   await channel.bindQueue(dlq, dlxName(exchange), dlq);
-  await channel.assertQueue(consumer.queue, { durable: true, arguments: mainQueueArguments(exchange, consumer.queue, settings, consumer.disposable) });
+  if (existing) await channel.checkQueue(consumer.queue);
+  else await channel.assertQueue(consumer.queue, { durable: true, arguments: mainQueueArguments(exchange, consumer.queue, settings, consumer.disposable) });
   for (const pattern of consumer.bindings) await channel.bindQueue(consumer.queue, exchange, pattern);
   for (const delayMs of new Set(consumer.retryDelaysMs ?? [])) await declareRetryQueue(channel, consumer.queue, delayMs, settings);
 }
@@ -108,41 +112,76 @@ export interface ChannelOpener {
   createChannel(): Promise<Channel>;
 }
 
-/**
- * Makes way for a disposable queue: one of its name declared before with other arguments (with
- * dead-lettering, as heartbeat queues first were, or of another type) is refused by the broker (PRECONDITION_FAILED),
- * and since it holds only messages that are worthless later it is deleted, to be declared anew by
- * declareConsumerQueue. Each probe runs on a channel of its own because a refusal closes the channel.
- * Returns whether a queue was replaced.
- */
-export async function makeWayForDisposableQueue(opener: ChannelOpener, exchange: string, consumer: ConsumerQueue, settings: QueueSettings, logger?: Logger): Promise<boolean> {
-  if (!consumer.disposable) return false;
-  const probe = await opener.createChannel();
-  probe.on('error', () => undefined); // the refusal is the answer looked for, reported below
+/** `declare`: declare the queue as ConsumerQueue says; `use-existing`: an older shape is in use, take it as it is. */
+export type DisposableQueuePlan = 'declare' | 'use-existing';
+
+const isRefusal = (err: unknown): boolean => /PRECONDITION_FAILED|RESOURCE_LOCKED/.test((err as Error).message);
+
+/** Runs one operation on a channel of its own: a refusal closes the channel it happens on. */
+async function onOwnChannel<T>(opener: ChannelOpener, work: (channel: Channel) => Promise<T>): Promise<T> {
+  const channel = await opener.createChannel();
+  channel.on('error', () => undefined); // a refusal is an answer here, handled by the caller
   try {
-    await probe.assertQueue(consumer.queue, { durable: true, arguments: mainQueueArguments(exchange, consumer.queue, settings, true) });
-    await probe.close();
-    return false;
-  } catch (err) {
-    if (!/PRECONDITION_FAILED/.test((err as Error).message)) throw err;
-  }
-  const cleaner = await opener.createChannel();
-  try {
-    const { messageCount } = await cleaner.deleteQueue(consumer.queue);
-    logger?.warn('disposable queue declared anew: it had other arguments', { queue: consumer.queue, dropped: messageCount });
+    return await work(channel);
   } finally {
-    await cleaner.close().catch(() => undefined);
+    await channel.close().catch(() => undefined);
   }
-  return true;
+}
+
+/**
+ * Makes way for a disposable queue. One of its name declared before with other arguments (with
+ * dead-lettering, as heartbeat queues first were, or of another type) is refused by the broker
+ * (PRECONDITION_FAILED); it holds only messages that are worthless later, so it is deleted, but only
+ * when no consumer uses it (an older replica still consuming keeps it: this one then consumes from
+ * it as it is, and the next start replaces it). Deleting a queue cancels its consumers, which the
+ * subscription answers by subscribing again, so two replicas replacing it at once both end on the new one.
+ */
+export async function makeWayForDisposableQueue(opener: ChannelOpener, exchange: string, consumer: ConsumerQueue, settings: QueueSettings, logger?: Logger): Promise<DisposableQueuePlan> {
+  if (!consumer.disposable) return 'declare';
+  const arguments_ = mainQueueArguments(exchange, consumer.queue, settings, true);
+  for (let round = 0; round < 3; round += 1) {
+    const fits = await onOwnChannel(opener, async (channel) => {
+      try {
+        await channel.assertQueue(consumer.queue, { durable: true, arguments: arguments_ });
+        return true;
+      } catch (err) {
+        if (isRefusal(err)) return false;
+        throw err;
+      }
+    });
+    if (fits) return 'declare';
+    const deleted = await onOwnChannel(opener, async (channel) => {
+      try {
+        // Quorum queues refuse queue.delete's if-unused (with a connection error): count first. A
+        // consumer arriving in between is cancelled, and subscribes again.
+        const { consumerCount } = await channel.checkQueue(consumer.queue);
+        if (consumerCount > 0) return undefined;
+        return await channel.deleteQueue(consumer.queue);
+      } catch (err) {
+        if (isRefusal(err) || /NOT_FOUND/.test((err as Error).message)) return undefined; // gone meanwhile: probe again
+        throw err;
+      }
+    });
+    if (deleted) {
+      logger?.warn('disposable queue declared anew: it had other arguments', { queue: consumer.queue, dropped: deleted.messageCount });
+      continue;
+    }
+    // In use: by an older replica (the queue keeps its old shape), or by a replica that replaced it a moment ago.
+  }
+  logger?.warn('disposable queue has other arguments and is in use: consuming from it as it is until the next start', { queue: consumer.queue });
+  return 'use-existing';
 }
 
 /** The whole topology: exchanges, then every consumer's queues (idempotent; a differing queue type fails, except for disposable queues, replaced). */
 export async function declareTopology(opener: ChannelOpener, topology: { exchange: string; consumers: readonly ConsumerQueue[]; settings: QueueSettings }, logger?: Logger): Promise<void> {
-  for (const consumer of topology.consumers) await makeWayForDisposableQueue(opener, topology.exchange, consumer, topology.settings, logger);
+  const plans: DisposableQueuePlan[] = [];
+  for (const consumer of topology.consumers) plans.push(await makeWayForDisposableQueue(opener, topology.exchange, consumer, topology.settings, logger));
   const channel = await opener.createChannel();
   try {
     await declareExchanges(channel, topology.exchange);
-    for (const consumer of topology.consumers) await declareConsumerQueue(channel, topology.exchange, consumer, topology.settings);
+    for (const [i, consumer] of topology.consumers.entries()) {
+      await declareConsumerQueue(channel, topology.exchange, consumer, topology.settings, plans[i] === 'use-existing');
+    }
   } finally {
     await channel.close().catch(() => undefined);
   }

@@ -143,6 +143,62 @@ describe.each([['classic' as const], ['quorum' as const]])('RabbitMqBus on %s qu
       await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
     }
   });
+  it('when an old-shaped disposable queue is still consumed by an older replica, then a new bus consumes from it as it is (nothing deleted under a consumer), and replaces it once the older one is gone', async () => {
+    await requireService('rabbitmq');
+    const { exchange, queue } = names(`in-use-${type}`);
+    try {
+      await withAdmin(async (admin) => {
+        await declareTopology(admin, { exchange, consumers: [{ queue, bindings: ['beat.*'] }], settings: { type } });
+        const older = await admin.createChannel();
+        const { consumerTag } = await older.consume(queue, () => undefined, { noAck: true });
+        const newer = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type } });
+        try {
+          const received: IncomingMessage[] = [];
+          await newer.consume({ queue, bindings: ['beat.*'], disposable: true }, async (m) => { received.push(m); });
+          await newer.publish(Array.from({ length: 4 }, (_, k) => ({ id: `b${k}`, routingKey: 'beat.x', body: '{}' })));
+          await waitFor(() => received.length > 0, { timeoutMs: 10_000, description: 'the newer bus shares the old queue' });
+          await older.cancel(consumerTag);
+        } finally {
+          await newer.close();
+        }
+        // The next start finds the queue unused and replaces it.
+        const again = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type } });
+        try {
+          await again.consume({ queue, bindings: ['beat.*'], disposable: true }, async () => undefined);
+          const probe = await admin.createChannel();
+          probe.on('error', () => undefined);
+          // Declaring it with dead-lettering is now refused: the queue has the disposable shape.
+          await expect(probe.assertQueue(queue, { durable: true, arguments: { 'x-dead-letter-exchange': `${exchange}.dlx`, 'x-dead-letter-routing-key': dlqName(queue), ...(type === 'quorum' ? { 'x-queue-type': 'quorum' } : {}) } })).rejects.toThrow(/PRECONDITION_FAILED/);
+        } finally {
+          await again.close();
+        }
+      });
+    } finally {
+      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
+    }
+  });
+
+  it('when the queue under a consumer is deleted (the broker cancels the consumer), then the bus subscribes again and consumes what comes next', async () => {
+    await requireService('rabbitmq');
+    const { exchange, queue } = names(`cancel-${type}`);
+    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type } });
+    const received: IncomingMessage[] = [];
+    try {
+      await bus.consume({ queue, bindings: ['c.*'] }, async (m) => { received.push(m); });
+      await withAdmin(async (admin) => {
+        const channel = await admin.createChannel();
+        await channel.deleteQueue(queue);
+        await channel.close();
+      });
+      await waitFor(async () => {
+        await bus.publish([{ id: `after-${randomBytes(3).toString('hex')}`, routingKey: 'c.x', body: '{}' }]).catch(() => undefined);
+        return received.length > 0;
+      }, { timeoutMs: 15_000, intervalMs: 500, description: 'consuming again after the broker cancelled the consumer' });
+    } finally {
+      await bus.close();
+      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
+    }
+  });
 });
 
 describe('RabbitMqBus after a refused publish', () => {
