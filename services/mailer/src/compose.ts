@@ -77,8 +77,8 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
     publicBaseUrl: config.publicBaseUrl,
     quotaPerHour: config.quotaPerHour,
     quotaPerDay: config.quotaPerDay,
-    // An SMTP send that goes quiet for SMTP_TIMEOUT_MS fails; a killed attempt's command waits this long
-    // before it is sent again (the file outbox of the embedded mode writes at once).
+    // An SMTP phase that goes quiet for SMTP_TIMEOUT_MS fails; a pending send renews its hold, and a killed
+    // attempt's command waits this long before it is sent again (the embedded file outbox writes at once).
     attemptLeaseMs: config.smtp?.timeoutMs ?? 30_000,
   });
   const unsubscribe = new UnsubscribeService({ store, tokens, clock, logger: logger.child('mailer/unsubscribe') });

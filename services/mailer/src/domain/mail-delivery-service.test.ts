@@ -18,7 +18,7 @@ function notification(to = 'alice@example.com'): MailCommand {
   return { kind: 'notification', to, read_at: '2026-01-01 10:00:00', views_left: 2 };
 }
 
-function setup(options: { perHour?: number; perDay?: number; horizonMs?: number } = {}) {
+function setup(options: { perHour?: number; perDay?: number; horizonMs?: number; attemptLeaseMs?: number } = {}) {
   const store = new FakeMailerStore();
   const transport = new FakeMailTransport();
   const clock = new ManualClock();
@@ -33,7 +33,7 @@ function setup(options: { perHour?: number; perDay?: number; horizonMs?: number 
     store, transport, hasher, tokens, clock, observer, logger: silentLogger,
     retryPolicy: new RetryPolicy({ initialDelayMs: 1000, maxDelayMs: 60_000, horizonMs: options.horizonMs ?? 3_600_000 }, () => 0.99),
     mailFrom: 'notes@vanish.test', publicBaseUrl: 'http://localhost:8080',
-    quotaPerHour: options.perHour ?? 10, quotaPerDay: options.perDay ?? 50, attemptLeaseMs: 120_000,
+    quotaPerHour: options.perHour ?? 10, quotaPerDay: options.perDay ?? 50, attemptLeaseMs: options.attemptLeaseMs ?? 120_000,
   });
   return { store, transport, clock, counts, service, hasher, tokens };
 }
@@ -174,6 +174,22 @@ describe('MailDeliveryService', () => {
     transport.failWith(new MailDeliveryError('temporary', 'greylisted'));
     await expect(service.deliver('a', linkCommand())).resolves.toMatchObject({ status: 'retry' });
     await expect(service.deliver('a', linkCommand())).resolves.toEqual({ status: 'sent' });
+    expect(transport.sent).toHaveLength(1);
+  });
+  it('when a send takes longer than the lease (a slow relay, a wait for a pooled connection), then its hold is renewed and another delivery of the command meanwhile sends nothing', async () => {
+    const { service, transport, clock } = setup({ attemptLeaseMs: 60 });
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((resolve) => { release = resolve; });
+    const send = transport.send.bind(transport);
+    transport.send = async (email) => { if (transport.sent.length === 0) await slow; return send(email); };
+    const first = service.deliver('cmd-slow', linkCommand());
+    for (let i = 0; i < 5; i += 1) {
+      clock.advance(50); // past the first lease by the end
+      await new Promise((resolve) => setTimeout(resolve, 30)); // the renewals run on real time
+    }
+    await expect(service.deliver('cmd-slow', linkCommand())).resolves.toMatchObject({ status: 'retry' });
+    release();
+    await expect(first).resolves.toEqual({ status: 'sent' });
     expect(transport.sent).toHaveLength(1);
   });
 });

@@ -93,6 +93,7 @@ export class MailDeliveryService {
 
     const unsubscribeUrl = `${this.deps.publicBaseUrl}/unsubscribe/${this.deps.tokens.issue(addressHash)}`;
     const rendered = renderEmail(command, unsubscribeUrl);
+    const hold = this.keepHolding(commandId);
     try {
       await this.deps.transport.send({
         messageId: `<${commandId}@${this.domain}>`,
@@ -106,13 +107,35 @@ export class MailDeliveryService {
         },
       });
     } catch (err) {
+      hold.stop();
       return this.failed(err, commandId, command, addressHash, recipient, begun);
     }
+    hold.stop();
     // Past this point the server has the e-mail: a crash before this commit means one duplicate at most.
     await store.markSent(commandId, clock.now());
     this.observer.sent(command.kind);
     logger.info('e-mail sent', { commandId, kind: command.kind, recipient, attempt: begun.attempts });
     return { status: 'sent' };
+  }
+
+  /**
+   * The lease bounds one SMTP phase, not a whole send: a send can wait for a pooled connection, and a
+   * slow relay can take longer with every phase in time. While the send is pending, the hold is
+   * renewed every third of the lease, so another delivery of the command keeps answering 'in_flight'.
+   * Only a crashed attempt stops renewing, and its command is sent again once its last lease ran out.
+   */
+  private keepHolding(commandId: string): { stop(): void } {
+    const { store, clock, logger, attemptLeaseMs } = this.deps;
+    let warned = false;
+    const timer = setInterval(() => {
+      store.extendAttempt(commandId, new Date(clock.now().getTime() + attemptLeaseMs)).catch((err: Error) => {
+        if (warned) return;
+        warned = true;
+        logger.warn('could not renew the hold of a send in progress: another delivery may send it too once it runs out', { commandId, err: err.message });
+      });
+    }, Math.max(1, Math.floor(attemptLeaseMs / 3)));
+    timer.unref();
+    return { stop: () => clearInterval(timer) };
   }
 
   private async failed(

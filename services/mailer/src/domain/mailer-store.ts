@@ -45,6 +45,11 @@ export interface MailerStore {
   markFailed(commandId: string, at: Date): Promise<void>;
   /** Ends an attempt that will be retried (a temporary failure): its next delivery may send at once. */
   endAttempt(commandId: string): Promise<void>;
+  /**
+   * Keeps holding a command whose attempt is still sending (a slow relay, a wait for a pooled SMTP
+   * connection): its hold now ends at `until`. Nothing changes for a command no longer reserved.
+   */
+  extendAttempt(commandId: string, until: Date): Promise<void>;
   suppress(addressHash: string, reason: 'unsubscribed' | 'rejected', at: Date): Promise<void>;
   isSuppressed(addressHash: string): Promise<boolean>;
   /** Forgets delivery records older than the date (idempotency only matters while redeliveries can happen). */

@@ -34,6 +34,16 @@ export function mailerStoreContract(name: string, open: () => Promise<StoreHarne
       await expect(begin(h.store, 'c1', H(1), at(2 * LEASE_MS))).resolves.toEqual({ decision: 'send', attempts: 3, firstAttemptAt: T0 });
     });
 
+    it('when an attempt still sending extends its hold, then the command stays in flight past the first lease; a sent command is not held again', async () => {
+      await begin(h.store, 'c1', H(1));
+      await h.store.extendAttempt('c1', at(3 * LEASE_MS));
+      await expect(begin(h.store, 'c1', H(1), at(3 * LEASE_MS - 1))).resolves.toEqual({ decision: 'in_flight' });
+      await expect(begin(h.store, 'c1', H(1), at(3 * LEASE_MS))).resolves.toEqual({ decision: 'send', attempts: 2, firstAttemptAt: T0 });
+      await h.store.markSent('c1', at(3 * LEASE_MS + 1));
+      await h.store.extendAttempt('c1', at(10 * LEASE_MS));
+      await expect(begin(h.store, 'c1', H(1), at(4 * LEASE_MS))).resolves.toEqual({ decision: 'already_sent' });
+    });
+
     it('when a sent or dropped command\'s attempt is ended, then nothing changes', async () => {
       await begin(h.store, 'c1', H(1));
       await h.store.markSent('c1', at(1));

@@ -134,6 +134,10 @@ export class KnexMailerStore implements MailerStore {
     await this.knex(DELIVERIES).where({ command_id: commandId }).update({ state: 'failed', updated_at: at.getTime() });
   }
 
+  async extendAttempt(commandId: string, until: Date): Promise<void> {
+    await this.knex(DELIVERIES).where({ command_id: commandId, state: 'reserved' }).update({ attempt_until: until.getTime() });
+  }
+
   async endAttempt(commandId: string): Promise<void> {
     await this.knex(DELIVERIES).where({ command_id: commandId, state: 'reserved' }).update({ attempt_until: 0 });
   }

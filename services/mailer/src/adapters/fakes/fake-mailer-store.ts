@@ -73,6 +73,12 @@ export class FakeMailerStore implements MailerStore {
     if (d?.state === 'reserved') d.attemptUntil = 0;
   }
 
+  async extendAttempt(commandId: string, until: Date): Promise<void> {
+    this.check();
+    const d = this.deliveries.get(commandId);
+    if (d?.state === 'reserved') d.attemptUntil = until.getTime();
+  }
+
   async suppress(addressHash: string, reason: 'unsubscribed' | 'rejected'): Promise<void> {
     this.check();
     if (!this.suppressed.has(addressHash)) this.suppressed.set(addressHash, reason);
