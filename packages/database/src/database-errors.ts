@@ -20,3 +20,23 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/** A transaction the database chose to abort so that another could go on (InnoDB deadlock, SQLite busy): retry it. */
+export function isDeadlock(err: unknown): boolean {
+  const e = err as { code?: string; errno?: number } | undefined;
+  return e?.code === 'ER_LOCK_DEADLOCK' || e?.errno === 1213 || e?.code === 'SQLITE_BUSY';
+}
+
+/**
+ * Runs a write again when the database aborted it as a deadlock victim, up to `attempts` times: a
+ * batch of many callers must not fail all of them for a lock conflict the next try resolves.
+ */
+export async function retryingDeadlocks<T>(work: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt >= attempts || !isDeadlock(err)) throw err;
+    }
+  }
+}

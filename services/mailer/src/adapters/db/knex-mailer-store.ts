@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { GroupCommit } from '@vanish/common';
+import { retryingDeadlocks } from '@vanish/database';
 import type { MailKind } from '../../domain/mail-command';
 import type { BeginDeliveryInput, BeginDeliveryResult, DeliveryState, MailerStore } from '../../domain/mailer-store';
 
@@ -56,14 +57,8 @@ export class KnexMailerStore implements MailerStore {
     return this.beginnings.add(input);
   }
 
-  private async beginBatchRetryingDeadlocks(batch: readonly BeginDeliveryInput[]): Promise<BeginDeliveryResult[]> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.knex.transaction((trx) => this.beginBatch(trx, batch));
-      } catch (err) {
-        if (attempt >= 5 || !isDeadlock(err)) throw err;
-      }
-    }
+  private beginBatchRetryingDeadlocks(batch: readonly BeginDeliveryInput[]): Promise<BeginDeliveryResult[]> {
+    return retryingDeadlocks(() => this.knex.transaction((trx) => this.beginBatch(trx, batch)));
   }
 
   /**
@@ -169,11 +164,6 @@ export class KnexMailerStore implements MailerStore {
       return false;
     }
   }
-}
-
-function isDeadlock(err: unknown): boolean {
-  const e = err as { code?: string; errno?: number };
-  return e?.code === 'ER_LOCK_DEADLOCK' || e?.errno === 1213 || e?.code === 'SQLITE_BUSY';
 }
 
 /**

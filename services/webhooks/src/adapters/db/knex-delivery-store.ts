@@ -1,5 +1,6 @@
 import { GroupCommit } from '@vanish/common';
 import type { Knex } from 'knex';
+import { retryingDeadlocks } from '@vanish/database';
 import type { DeliveryState, DeliveryStatus, DeliveryStore } from '../../domain/ports';
 
 const GONE_KEPT_MS = 400 * 24 * 3_600_000;
@@ -101,8 +102,10 @@ export class KnexDeliveryStore implements DeliveryStore {
   private async write(batch: readonly DeliveryRow[]): Promise<void> {
     const byKey = new Map(batch.map((row) => [`${row.event_id}\u0000${row.target_key}`, row]));
     const rows = [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
-    await this.knex('webhook_deliveries').insert(rows)
+    // A deadlock victim is tried again: failing it would fail every caller of the batch, whose
+    // deliveries mostly went out already and would then go out again.
+    await retryingDeadlocks(() => this.knex('webhook_deliveries').insert(rows)
       .onConflict(['event_id', 'target_key'])
-      .merge(['status', 'attempts', 'http_status', 'updated_at']);
+      .merge(['status', 'attempts', 'http_status', 'updated_at']));
   }
 }
