@@ -76,9 +76,21 @@ export function isAcceptableRequestId(candidate: string | undefined): candidate 
   return !NOTE_ID_SHAPE.test(candidate) && !HEX_RUN_OF_A_NOTE_ID.test(candidate.replace(/[._-]/g, ''));
 }
 
+const REQUEST_ID_BYTES = 12;
+/** Random bytes for 256 ids per CSPRNG call: one call per request was 3 % of the gateway's CPU. */
+const REQUEST_ID_POOL_BYTES = REQUEST_ID_BYTES * 256;
+let requestIdPool = Buffer.alloc(0);
+let requestIdOffset = 0;
+
 /** 16 characters of [A-Za-z0-9_-]: never the shape of a note id, so it passes the next hop's check. */
 export function newRequestId(): string {
-  return randomBytes(12).toString('base64url');
+  if (requestIdOffset + REQUEST_ID_BYTES > requestIdPool.length) {
+    requestIdPool = randomBytes(REQUEST_ID_POOL_BYTES);
+    requestIdOffset = 0;
+  }
+  const id = requestIdPool.toString('base64url', requestIdOffset, requestIdOffset + REQUEST_ID_BYTES);
+  requestIdOffset += REQUEST_ID_BYTES;
+  return id;
 }
 
 export const requestId: RequestHandler = (req, res, next) => {

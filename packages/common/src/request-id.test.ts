@@ -52,4 +52,11 @@ describe('request id', () => {
       expect(idFor(id).answered).toBe(id);
     }
   });
+
+  it('when ids are made across many refills of the random pool, then each is 16 characters and none repeats', () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 5_000; i += 1) ids.add(newRequestId());
+    expect(ids.size).toBe(5_000);
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{16}$/);
+  });
 });
