@@ -18,6 +18,20 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SCENARIOS: readonly ScenarioName[] = ['read', 'create', 'stats'];
 
+/** RSS and V8 heap of a service, from its admin /metrics (prom-client's default process metrics). */
+async function memoryOf(adminPort: number): Promise<string> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+    const mb = (metric: string): string => {
+      const line = text.split('\n').find((l) => l.startsWith(`${metric}{`) || l.startsWith(`${metric} `));
+      return line ? fmt(Number(line.slice(line.lastIndexOf(' ') + 1)) / 1048576) : '?';
+    };
+    return ['process_resident_memory_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes'].map(mb).join(' / ');
+  } catch {
+    return 'n/a';
+  }
+}
+
 async function main(): Promise<void> {
   const scenario = process.argv[2] as ScenarioName;
   if (!SCENARIOS.includes(scenario)) {
@@ -61,6 +75,9 @@ async function main(): Promise<void> {
     log(`${scenario}: ${fmt(result.requestsPerSecond)} requests/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}`);
     log(`CPU µs per request: ${cpu.map(([name, us]) => `${name} ${fmt(us)}`).join(', ')}; total ${fmt(cpu.reduce((sum, [, us]) => sum + us, 0))}`);
     log(`MariaDB statements per request: ${STATEMENT_COUNTERS.map((name) => `${name} ${fmt((statementsAfter[name] - statementsBefore[name]) / requests, 3)}`).join(', ')}`);
+    log(`memory after the run, MB (RSS / V8 heap total / heap used / external): ${(await Promise.all(
+      Object.entries(topology.ports).map(async ([name, [, adminPort]]) => `${name} ${await memoryOf(adminPort)}`),
+    )).join(', ')}`);
   } finally {
     for (const child of children.splice(0).reverse()) await child.stop();
     for (const cleanup of cleanups.splice(0).reverse()) {
