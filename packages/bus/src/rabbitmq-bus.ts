@@ -141,7 +141,9 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer, Subscript
       try {
         await subscription.attach(model);
       } catch (err) {
-        this.subscriptions.delete(subscription);
+        // Cancelled, not only forgotten: a channel that closed on the refusal has already scheduled a
+        // re-subscription, which would otherwise consume for a caller that was told it failed.
+        await this.cancel(subscription).catch(() => undefined);
         throw err;
       }
     }

@@ -201,6 +201,33 @@ describe.each([['classic' as const], ['quorum' as const]])('RabbitMqBus on %s qu
   });
 });
 
+describe('RabbitMqBus when a consume is refused', () => {
+  it('when the broker refuses the consume itself (an exclusive consumer holds the queue), then consume() rejects and nothing consumes for it later, even once the queue is free', async () => {
+    await requireService('rabbitmq');
+    const { exchange, queue } = names('refused');
+    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
+    const received: IncomingMessage[] = [];
+    try {
+      await withAdmin(async (admin) => {
+        await declareTopology(admin, { exchange, consumers: [{ queue, bindings: ['r.*'] }], settings: { type: 'classic' } });
+        const holder = await admin.createChannel();
+        const { consumerTag } = await holder.consume(queue, () => undefined, { exclusive: true, noAck: false });
+        await expect(bus.consume({ queue, bindings: ['r.*'] }, async (m) => { received.push(m); })).rejects.toThrow(/ACCESS_REFUSED|RESOURCE_LOCKED/);
+        await holder.cancel(consumerTag);
+        await holder.close();
+        await bus.publish([{ id: 'after', routingKey: 'r.x', body: '{}' }]);
+        await sleep(2_000); // a re-subscription, were one left behind, comes within 500 ms
+        expect(received).toEqual([]);
+        const channel = await admin.createChannel();
+        expect((await channel.checkQueue(queue)).messageCount).toBe(1);
+      });
+    } finally {
+      await bus.close();
+      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
+    }
+  });
+});
+
 describe('RabbitMqBus after a refused publish', () => {
   it('when the broker nacks a publish, then publish rejects (the outbox keeps the row) and the next publish goes on a new confirm channel', async () => {
     await requireService('rabbitmq');
