@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import amqp from 'amqplib';
 import { PermanentMessageFailure, silentLogger, type IncomingMessage } from '@vanish/common';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { RabbitMqBus, declareTopology, dlqName, type ExpiringMessage } from '@vanish/bus';
+import { CLASSIC_QUEUES, RabbitMqBus, declareTopology, dlqName, type ExpiringMessage, type QueueSettings } from '@vanish/bus';
 import { startFaultProxy } from '@vanish/testkit/fault-proxy';
 import { freePort, waitFor } from '@vanish/testkit/net';
 import { requireService } from '@vanish/testkit/services';
@@ -27,6 +27,19 @@ async function withAdmin<T>(work: (admin: amqp.ChannelModel) => Promise<T>): Pro
     return await work(admin);
   } finally {
     await admin.close().catch(() => undefined);
+  }
+}
+
+/** A bus on an exchange and queue names of the test's own; closed, and what it declared deleted, afterwards. */
+async function withBus(kind: string, queues: QueueSettings, work: (bus: RabbitMqBus, names: { exchange: string; queue: string }) => Promise<void>): Promise<void> {
+  await requireService('rabbitmq');
+  const { exchange, queue } = names(kind);
+  const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues });
+  try {
+    await work(bus, { exchange, queue });
+  } finally {
+    await bus.close();
+    await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
   }
 }
 
@@ -78,12 +91,8 @@ describe('declareTopology with quorum queues', () => {
 
 describe.each([['classic' as const], ['quorum' as const]])('RabbitMqBus on %s queues: expiring messages', (type) => {
   it('when a message carries expiresInMs and waits longer than that on a disposable queue, then the broker drops it and nothing reaches <queue>.dlq (heartbeats rely on this)', async () => {
-    await requireService('rabbitmq');
-    const { exchange, queue } = names(`expiry-${type}`);
-    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type } });
-    const received: IncomingMessage[] = [];
-    try {
-      const subscription = await bus.consume({ queue, bindings: ['exp.*'], disposable: true }, async (m) => { received.push(m); });
+    await withBus(`expiry-${type}`, { type }, async (bus, { queue }) => {
+      const subscription = await bus.consume({ queue, bindings: ['exp.*'], disposable: true }, async () => undefined);
       await subscription.cancel(); // the queue exists, nobody consumes
       await bus.publish([{ id: 'short', routingKey: 'exp.x', body: '{}', expiresInMs: 100 } as ExpiringMessage, { id: 'kept', routingKey: 'exp.x', body: '{}' }]);
       await withAdmin(async (admin) => {
@@ -97,10 +106,7 @@ describe.each([['classic' as const], ['quorum' as const]])('RabbitMqBus on %s qu
         await sleep(500); // dead-lettering, were it to happen, is asynchronous
         expect((await channel.checkQueue(dlqName(queue))).messageCount).toBe(0);
       });
-    } finally {
-      await bus.close();
-      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
-    }
+    });
   });
 
   it('when a disposable queue exists from before with dead-lettering, then the bus replaces it (what it held is worthless) and consumes from the new one; a refused message still reaches <queue>.dlq', async () => {
@@ -179,11 +185,8 @@ describe.each([['classic' as const], ['quorum' as const]])('RabbitMqBus on %s qu
   });
 
   it('when the queue under a consumer is deleted (the broker cancels the consumer), then the bus subscribes again and consumes what comes next', async () => {
-    await requireService('rabbitmq');
-    const { exchange, queue } = names(`cancel-${type}`);
-    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger, queues: { type } });
-    const received: IncomingMessage[] = [];
-    try {
+    await withBus(`cancel-${type}`, { type }, async (bus, { queue }) => {
+      const received: IncomingMessage[] = [];
       await bus.consume({ queue, bindings: ['c.*'] }, async (m) => { received.push(m); });
       await withAdmin(async (admin) => {
         const channel = await admin.createChannel();
@@ -194,20 +197,14 @@ describe.each([['classic' as const], ['quorum' as const]])('RabbitMqBus on %s qu
         await bus.publish([{ id: `after-${randomBytes(3).toString('hex')}`, routingKey: 'c.x', body: '{}' }]).catch(() => undefined);
         return received.length > 0;
       }, { timeoutMs: 15_000, intervalMs: 500, description: 'consuming again after the broker cancelled the consumer' });
-    } finally {
-      await bus.close();
-      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
-    }
+    });
   });
 });
 
 describe('RabbitMqBus when a consume is refused', () => {
   it('when the broker refuses the consume itself (an exclusive consumer holds the queue), then consume() rejects and nothing consumes for it later, even once the queue is free', async () => {
-    await requireService('rabbitmq');
-    const { exchange, queue } = names('refused');
-    const bus = await RabbitMqBus.connect({ url: AMQP_URL, exchange, logger: silentLogger });
-    const received: IncomingMessage[] = [];
-    try {
+    await withBus('refused', CLASSIC_QUEUES, async (bus, { exchange, queue }) => {
+      const received: IncomingMessage[] = [];
       await withAdmin(async (admin) => {
         await declareTopology(admin, { exchange, consumers: [{ queue, bindings: ['r.*'] }], settings: { type: 'classic' } });
         const holder = await admin.createChannel();
@@ -221,10 +218,7 @@ describe('RabbitMqBus when a consume is refused', () => {
         const channel = await admin.createChannel();
         expect((await channel.checkQueue(queue)).messageCount).toBe(1);
       });
-    } finally {
-      await bus.close();
-      await withAdmin((admin) => deleteTopology(admin, exchange, [queue]));
-    }
+    });
   });
 });
 

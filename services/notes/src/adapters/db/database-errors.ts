@@ -31,11 +31,6 @@ export function translateDatabaseError(err: unknown): unknown {
   return err;
 }
 
-export function isDeadlock(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === 'ER_LOCK_DEADLOCK' || code === 'SQLITE_BUSY';
-}
-
 /** Default wait for the answer to a creation batch's COMMIT once it is sent (see KnexNoteStore.insertNew). */
 export const DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS = 5_000;
 

@@ -7,8 +7,9 @@ import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-s
 import { PlainInsert } from './plain-insert';
 import { connectionIdOf, endConnection } from './commit-outcome';
 import {
-  DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, isDeadlock, translateDatabaseError, withDatabase, type KnexStoreOptions,
+  DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, translateDatabaseError, withDatabase, type KnexStoreOptions,
 } from './database-errors';
+import { isDeadlock, retryingDeadlocks } from '@vanish/database';
 
 interface NoteRow {
   lookup: string;
@@ -261,17 +262,11 @@ export class KnexNoteStore implements NoteStore {
   }
 
   transaction<T>(work: (tx: KnexNoteTransaction) => Promise<T>): Promise<T> {
-    return withDatabase(async () => {
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          return await this.knex.transaction((trx) => work(new KnexNoteTransaction(trx, this.clock)));
-        } catch (err) {
-          // The whole transaction rolled back, so running it again is safe.
-          if (isDeadlock(err) && attempt < TRANSACTION_ATTEMPTS) continue;
-          throw translateDatabaseError(err);
-        }
-      }
-    }, this.timeoutMs);
+    // A deadlock victim rolled back whole, so running it again is safe; withDatabase translates what remains.
+    return withDatabase(
+      () => retryingDeadlocks(() => this.knex.transaction((trx) => work(new KnexNoteTransaction(trx, this.clock))), TRANSACTION_ATTEMPTS),
+      this.timeoutMs,
+    );
   }
 
   /** True when the database answers `select 1` within the operation timeout (at most 5 s). */
