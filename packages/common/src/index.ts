@@ -4,6 +4,7 @@ export * from './events';
 export * from './group-commit';
 export * from './knex-migrations';
 export * from './http';
+export * from './in-sequence';
 export * from './key-ring';
 export * from './consumer-sealing';
 export * from './lifecycle';

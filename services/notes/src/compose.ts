@@ -4,7 +4,7 @@ import express from 'express';
 import type { Knex } from 'knex';
 import {
   ConsumerSealer, Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
-  createRegistry, errorHandler, httpMetrics, listen, requestId, systemClock, type Clock, type Listening, type Logger,
+  createRegistry, errorHandler, httpMetrics, inSequence, listen, requestId, systemClock, type Clock, type Listening, type Logger,
   type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry, type ResolveHost,
   WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, resolveAllAddresses,
 } from '@vanish/common';
@@ -156,19 +156,19 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   app.disable('x-powered-by');
   app.set('etag', false); // answers are never cached (no-store); an ETag would only invite an undocumented 304
   app.set('case sensitive routing', true); // as the gateway routes: `/API/...` is no API path, on either port
-  app.use(requestId);
-  app.use(httpMetrics(registry, 'notes'));
-  app.use(accessLog(logger.child('notes/access')));
+  // One express layer for what every request passes (docs/performance.md: each layer costs the router's matching).
+  app.use(inSequence([requestId, httpMetrics(registry, 'notes'), accessLog(logger.child('notes/access'))]));
   // Mount order (DECISIONS 9 / team brief): the API first, then the web pages; the receipts'
-  // routes go before each, whose catch-alls would answer 404 first.
+  // routes go before each, whose catch-alls would answer 404 first. The receipt pages' router
+  // (`/r/:id`, the keys document) comes after the API, so that API requests never walk it.
   const formTokens = new FormTokens(formTokenKey(config.lookupKey), new KnexUsedTokenStore(knex, clock), clock);
   const translations = new Translations();
   const receiptRoutes = {
     receipts, signer: receiptSigner, formTokens, publicBaseUrl: config.publicBaseUrl, logger: logger.child('notes/receipts'), isAvailable: () => migrated, translations,
   };
   app.use('/api/receipt', createReceiptApiRoutes(receiptRoutes));
-  app.use(createReceiptPageRoutes(receiptRoutes));
   app.use('/api', createApiRoutes({ notes, logger, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
+  app.use(createReceiptPageRoutes(receiptRoutes));
   app.use(createPageRoutes({
     notes,
     formTokens,

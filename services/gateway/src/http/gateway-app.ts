@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import {
   httpMetrics,
+  inSequence,
   MethodNotAllowedError,
   NotFoundError,
   RateLimitedError,
@@ -16,7 +17,6 @@ import type { GatewayMetrics } from '../gateway-metrics';
 import { accessLog } from './access-log';
 import { bodyGuard } from './body-guard';
 import { cors } from './cors';
-import { inSequence } from './in-sequence';
 import { allowedMethods, matchRoute, type GatewayRoute, type UpstreamName } from './route-table';
 import { answerHeaders } from './security-headers';
 import { sendError } from './send-error';

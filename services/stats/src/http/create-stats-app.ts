@@ -1,6 +1,6 @@
 import express from 'express';
 import {
-  apiHeaders, apiNotFound, errorHandler, httpMetrics, methodsOnly, requestId, routeName, type Logger,
+  apiHeaders, apiNotFound, errorHandler, httpMetrics, inSequence, methodsOnly, requestId, routeName, type Logger,
 } from '@vanish/common';
 import type { Registry } from 'prom-client';
 import type { StatsService } from '../domain/stats-service';
@@ -19,9 +19,8 @@ export function createStatsApp({ stats, logger, registry }: StatsAppOptions): ex
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestId);
-  app.use(httpMetrics(registry, 'stats'));
-  app.use(apiHeaders);
+  // One express layer for what every request passes (docs/performance.md: each layer costs the router's matching).
+  app.use(inSequence([requestId, httpMetrics(registry, 'stats'), apiHeaders]));
   app.all('/api/stats.php', routeName('/api/stats.php'), methodsOnly(['GET']), async (_req, res) => {
     res.json({ success: true, stats: await stats.statistics() });
   });
