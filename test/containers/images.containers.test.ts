@@ -190,7 +190,7 @@ describe('the five images, built with podman and run as containers', () => {
       // podman puts the (docker-format) HEALTHCHECK beside Config, not in it.
       const [config] = JSON.parse(await must('podman', ['image', 'inspect', image(service)])) as [{ Config: { User: string; Cmd: string[]; Env: string[] }; Healthcheck?: { Test: string[] } }];
       expect(config.Config.User).toBe('node');
-      expect(config.Config.Cmd).toEqual(['node', `services/${service}/dist/main.js`]);
+      expect(config.Config.Cmd).toEqual(['node', '--heap-growing-percent=50', `services/${service}/dist/main.js`]);
       expect(config.Config.Env).toContain('NODE_ENV=production');
       // The young-generation bound the RSS goal relies on reaches the running process.
       expect(config.Config.Env).toContain('NODE_OPTIONS=--max-semi-space-size=8');

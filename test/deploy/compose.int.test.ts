@@ -207,7 +207,8 @@ describe('Dockerfiles', () => {
     // The benchmark runs the services with the images' V8 flags (its RSS figures hold for the images).
     const nodeOptions = /^export const SERVICE_NODE_OPTIONS = '([^']+)'/m.exec(readText('scripts/bench-topology.ts'))?.[1];
     expect(runtime).toContain(`NODE_OPTIONS=${nodeOptions ?? 'missing in scripts/bench-topology.ts'}`);
-    expect(runtime).toContain(`CMD ["node", "services/${service}/dist/main.js"]`);
+    const nodeFlag = /^export const SERVICE_NODE_FLAG = '([^']+)'/m.exec(readText('scripts/bench-topology.ts'))?.[1];
+    expect(runtime).toContain(`CMD ["node", "${nodeFlag ?? 'missing in scripts/bench-topology.ts'}", "services/${service}/dist/main.js"]`);
     expect(runtime).toContain(`PORT=${PORTS[service].port}`);
     expect(runtime).toContain(`ADMIN_PORT=${PORTS[service].admin}`);
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", ".*\/healthz/m);
