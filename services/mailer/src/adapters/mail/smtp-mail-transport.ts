@@ -88,7 +88,7 @@ export function smtpOptions(options: SmtpMailTransportOptions): SMTPPool.Options
     getSocket: secure ? undefined : (_opts: unknown, callback: (err: Error | null, socketOptions?: { connection: Socket }) => void) => {
       const socket = connect({ host: url.hostname, port: url.port ? Number(url.port) : 587, noDelay: true });
       socket.on('error', () => undefined); // reported by nodemailer's own listener
-      coalesceWritesPerTick(socket);
+      coalesceWritesPerTurn(socket);
       callback(null, { connection: socket });
     },
   } as SMTPPool.Options;
@@ -96,17 +96,18 @@ export function smtpOptions(options: SmtpMailTransportOptions): SMTPPool.Options
 
 /**
  * nodemailer writes each SMTP command and each chunk of a message with its own write, and without
- * Nagle's algorithm each is its own send: the writes of one turn of the event loop (a message's
- * chunks and its end marker, or a command after a reply) now leave together. Nothing is held past
- * the current tick, so no reply waits on it (docs/mailer.md, Writes).
+ * Nagle's algorithm each is its own send. The socket is corked from the first write of an event-loop
+ * turn until the turn's I/O callbacks, ticks and promise jobs have run (setImmediate): a message's
+ * chunks and its end marker, which its stream writes a tick later, leave as one send. Nothing is held
+ * past the turn, so no reply waits on it (docs/mailer.md, Writes).
  */
-export function coalesceWritesPerTick(socket: Socket): void {
+export function coalesceWritesPerTurn(socket: Socket): void {
   const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
   const uncork = (): void => { socket.uncork(); };
   socket.write = ((...args: unknown[]): boolean => {
     if (socket.writableCorked === 0) {
       socket.cork();
-      process.nextTick(uncork);
+      setImmediate(uncork);
     }
     return write(...args);
   }) as Socket['write'];

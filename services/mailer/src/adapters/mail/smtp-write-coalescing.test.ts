@@ -1,7 +1,10 @@
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { coalesceWritesPerTick } from './smtp-mail-transport';
+import { Readable } from 'node:stream';
+// nodemailer's own DATA stream: it escapes dots and writes the end marker from _flush, a tick after the body.
+import DataStream from 'nodemailer/lib/smtp-connection/data-stream';
+import { coalesceWritesPerTurn } from './smtp-mail-transport';
 
-describe('coalesceWritesPerTick', () => {
+describe('coalesceWritesPerTurn', () => {
   let server: Server;
   let received: Buffer[];
   let open: Socket[];
@@ -38,7 +41,7 @@ describe('coalesceWritesPerTick', () => {
 
   it('when three writes happen in one tick, then they reach the socket as one send, and a write of a later tick is not held', async () => {
     const socket = await connected();
-    coalesceWritesPerTick(socket);
+    coalesceWritesPerTurn(socket);
     const counted = countSends(socket);
     socket.write('MAIL FROM:<a@example.com>\r\n');
     socket.write('chunk one\r\n');
@@ -52,6 +55,22 @@ describe('coalesceWritesPerTick', () => {
     await new Promise<void>((resolve) => socket.end(resolve));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(Buffer.concat(received).toString()).toBe('MAIL FROM:<a@example.com>\r\nchunk one\r\n.\r\nQUIT\r\n');
+  });
+
+  it('when a message is piped through nodemailer\'s DATA stream, then its chunks and the end marker written from _flush leave as one send', async () => {
+    const socket = await connected();
+    coalesceWritesPerTurn(socket);
+    const counted = countSends(socket);
+    const data = new DataStream();
+    data.pipe(socket, { end: false });
+    Readable.from([Buffer.from('Subject: hi\r\n\r\n'), Buffer.from('.a line with a dot\r\n'), Buffer.from('bye')]).pipe(data);
+    await new Promise((resolve) => data.once('end', resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(counted.sends.reduce((sum, chunks) => sum + chunks, 0)).toBeGreaterThan(1);
+    expect(counted.sends).toHaveLength(1);
+    await new Promise<void>((resolve) => socket.end(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(Buffer.concat(received).toString()).toBe('Subject: hi\r\n\r\n..a line with a dot\r\nbye\r\n.\r\n');
   });
 
   it('when nothing coalesces, then each write is its own send (what the wrapper changes)', async () => {
