@@ -28,6 +28,19 @@ describe('inSequence', () => {
     await expect(run([go, async () => { throw err; }, go])).resolves.toEqual({ ran: ['s0', 's1'], done: [err] });
   });
 
+  it("when a step calls next('route'), then the sequence goes on as in an express middleware layer; next('router') leaves it", async () => {
+    const go: RequestHandler = (_q, _s, next) => next();
+    await expect(run([(_q, _s, next) => next('route'), go])).resolves.toEqual({ ran: ['s0', 's1'], done: [] });
+    await expect(run([(_q, _s, next) => next('router'), go])).resolves.toEqual({ ran: ['s0'], done: ['router'] });
+  });
+
+  it('when a step rejects without a reason, then the outer next gets an error, not a success', async () => {
+    const go: RequestHandler = (_q, _s, next) => next();
+    const outcome = await run([async () => Promise.reject(undefined), go]);
+    expect(outcome.ran).toEqual(['s0']);
+    expect(outcome.done).toEqual([new Error('Rejected promise')]);
+  });
+
   it('when an async step calls next later, then the chain goes on from there; a step that answers ends it', async () => {
     const later: RequestHandler = (_q, _s, next) => { setTimeout(() => next(), 5); };
     const go: RequestHandler = (_q, _s, next) => next();
