@@ -18,7 +18,7 @@ import { SMTPServer } from 'smtp-server';
 import { ConsumerSealer, KeyRing, MAIL_SEAL_PURPOSE, publicRingOf, silentLogger } from '@vanish/common';
 import { RabbitMqBus } from '@vanish/bus';
 import { SmtpMailTransport } from '@vanish/mailer';
-import { rabbitmqctl } from './bench-topology';
+import { rabbitmqctl, serviceNodeFlags, serviceNodeOptions } from './bench-topology';
 import {
   ROOT, STATEMENT_COUNTERS, cleanUpOnSignal, cpuSeconds, fmt, log, loadAverage, machine, mariadbPid, oldestPid, sleep, startNode, statementCounts, stopAndCleanUp, waitReady,
   type Child,
@@ -135,8 +135,9 @@ async function pipeline(): Promise<PipelineResult> {
   });
   const adminPort = 19000 + Math.floor(Math.random() * 1000);
   const nodeArgs = CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${dataDir}`] : [];
-  const mailer = startNode('mailer', [...nodeArgs, MAILER_MAIN], {
-    PORT: '0', ADMIN_PORT: String(adminPort), DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbName}`,
+  // As the image starts it (node flag and NODE_OPTIONS), like the services of scripts/bench.ts.
+  const mailer = startNode('mailer', [...nodeArgs, ...serviceNodeFlags(), MAILER_MAIN], {
+    NODE_OPTIONS: serviceNodeOptions(), PORT: '0', ADMIN_PORT: String(adminPort), DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbName}`,
     AMQP_URL: amqpUrl, AMQP_EXCHANGE: exchange, MAIL_QUEUE: queue, SMTP_URL: sink.url, SMTP_POOL_SIZE: String(SMTP_POOL), MAIL_PRIVATE_KEYS: ring.serialize(),
     MAIL_QUOTA_PER_HOUR: '1000000', MAIL_QUOTA_PER_DAY: '1000000', LOG_LEVEL: 'warn', MAIL_PREFETCH: String(CONCURRENCY),
   }, dataDir);

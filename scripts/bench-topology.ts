@@ -20,6 +20,11 @@ export const SERVICE_NODE_FLAG = '--heap-growing-percent=50';
 export function serviceNodeFlags(): string[] {
   return (process.env.BENCH_NODE_ARGS ?? SERVICE_NODE_FLAG).split(' ').filter(Boolean);
 }
+
+/** The NODE_OPTIONS the services start with: the images', and BENCH_NODE_OPTIONS added for an A/B run. */
+export function serviceNodeOptions(): string {
+  return [SERVICE_NODE_OPTIONS, process.env.BENCH_NODE_OPTIONS ?? ''].join(' ').trim();
+}
 export const MARIADB_URL = (process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306').replace(/\/+$/, '');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const AMQP_BASE = (process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
@@ -74,8 +79,7 @@ export async function startTopology(options: {
   // NODE_OPTIONS as the images set it (services/*/Dockerfile), so the processes run as in a container.
   const common = {
     DATA_DIR: dataDir, LOG_LEVEL: logLevel, AMQP_URL: amqpUrl, PUBLIC_BASE_URL: baseUrl, HEARTBEAT_INTERVAL_MS: '2000',
-    // BENCH_NODE_OPTIONS adds V8 flags for an A/B run (for example a heap cap) without touching the images' set.
-    NODE_OPTIONS: [SERVICE_NODE_OPTIONS, process.env.BENCH_NODE_OPTIONS ?? ''].join(' ').trim(),
+    NODE_OPTIONS: serviceNodeOptions(),
   };
   const dbUrl = (name: string): string => `${MARIADB_URL}/${name}`;
   const profile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${logDir}`] : [];

@@ -22,6 +22,7 @@ import {
 import { RabbitMqBus } from '@vanish/bus';
 import { createNotesService, loadNotesConfig } from '@vanish/notes';
 import { ROOT, fmt, freePort, log, loadAverage, machine, percentile, sleep, startNode, waitReady } from './bench-lib';
+import { serviceNodeFlags, serviceNodeOptions } from './bench-topology';
 
 const NOTES = Number(process.env.BENCH_WEBHOOK_NOTES ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 20);
@@ -66,8 +67,9 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-webhooks-'));
   const receiver = await startReceiver();
   const adminPort = await freePort();
-  const webhooks = startNode('webhooks', [WEBHOOKS_MAIN], {
-    ADMIN_PORT: String(adminPort), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbHooks}`, AMQP_URL,
+  // As the image starts it (node flag and NODE_OPTIONS), like the services of scripts/bench.ts.
+  const webhooks = startNode('webhooks', [...serviceNodeFlags(), WEBHOOKS_MAIN], {
+    NODE_OPTIONS: serviceNodeOptions(), ADMIN_PORT: String(adminPort), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: `${MARIADB_URL}/${dbHooks}`, AMQP_URL,
     AMQP_EXCHANGE: exchange, WEBHOOK_QUEUE: queue, WEBHOOK_PRIVATE_KEYS: ring.serialize(), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_HOST_CONCURRENCY: '32', WEBHOOK_PREFETCH: '64', LOG_LEVEL: 'warn',
   }, dataDir);

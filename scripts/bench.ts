@@ -16,7 +16,7 @@ import {
   ROOT, chartSvg, cleanUpOnSignal, cpuSeconds, fmt, freePort, loadAverage, log, machine, mariadbPid, percentile, randomKey, randomSuffix, replaceSection, rssMb,
   runAutocannon, runWrk, sleep, startNode, tail, waitReady, wrkInstalled, type Child, type LoadOptions, type LoadResult,
 } from './bench-lib';
-import { HIGH_LIMIT, SERVICE_NODE_OPTIONS, serviceNodeFlags, scenarioRequest, seedNotes, startTopology } from './bench-topology';
+import { HIGH_LIMIT, serviceNodeFlags, serviceNodeOptions, scenarioRequest, seedNotes, startTopology } from './bench-topology';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
@@ -110,7 +110,7 @@ async function gatewayHop(logDir: string, dataDir: string): Promise<{ result: Lo
   const adminPort = await freePort();
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
   const gateway = startNode('gateway-hop', [...serviceNodeFlags(), join(ROOT, 'services/gateway/dist/main.js')], {
-    PORT: String(port), ADMIN_PORT: String(adminPort), DATA_DIR: dataDir, LOG_LEVEL, LIMITER_KEY: randomKey(), NODE_OPTIONS: SERVICE_NODE_OPTIONS,
+    PORT: String(port), ADMIN_PORT: String(adminPort), DATA_DIR: dataDir, LOG_LEVEL, LIMITER_KEY: randomKey(), NODE_OPTIONS: serviceNodeOptions(),
     NOTES_URL: upstreamUrl, STATS_URL: upstreamUrl, MAILER_URL: upstreamUrl,
     REDIS_URL, RATE_LIMIT_KEY_PREFIX: `vanish-bench-${randomSuffix()}`,
     RATE_LIMIT_CREATE_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_VIEW_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_STATS_PER_HOUR: HIGH_LIMIT,

@@ -191,6 +191,15 @@ describe('docker-compose.yml', () => {
 });
 
 describe('Dockerfiles', () => {
+  it.each(ALL_SERVICES)('when services/%s/Dockerfile is read, then node starts with the V8 settings the benchmark measured (NODE_OPTIONS and the command-line flag)', (service) => {
+    const runtime = readText(`services/${service}/Dockerfile`).split(/^FROM /m).pop() ?? '';
+    const bench = readText('scripts/bench-topology.ts');
+    const nodeOptions = /^export const SERVICE_NODE_OPTIONS = '([^']+)'/m.exec(bench)?.[1];
+    const nodeFlag = /^export const SERVICE_NODE_FLAG = '([^']+)'/m.exec(bench)?.[1];
+    expect(runtime).toContain(`NODE_OPTIONS=${nodeOptions ?? 'missing in scripts/bench-topology.ts'}`);
+    expect(runtime).toContain(`CMD ["node", "${nodeFlag ?? 'missing in scripts/bench-topology.ts'}", "services/${service}/dist/main.js"]`);
+  });
+
   it.each(SERVICES)('when services/%s/Dockerfile is read, then it builds in two stages from Node 24 pinned by digest and runs node as a non-root user', (service) => {
     const text = readText(`services/${service}/Dockerfile`);
     // The base image is pinned by digest (an ARG only so that tests without a registry can pass a stand-in).
@@ -204,11 +213,7 @@ describe('Dockerfiles', () => {
     expect(runtime).toContain(`npm ci --omit=dev --ignore-scripts --workspace services/${service}`);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/NODE_ENV=production/);
-    // The benchmark runs the services with the images' V8 flags (its RSS figures hold for the images).
-    const nodeOptions = /^export const SERVICE_NODE_OPTIONS = '([^']+)'/m.exec(readText('scripts/bench-topology.ts'))?.[1];
-    expect(runtime).toContain(`NODE_OPTIONS=${nodeOptions ?? 'missing in scripts/bench-topology.ts'}`);
-    const nodeFlag = /^export const SERVICE_NODE_FLAG = '([^']+)'/m.exec(readText('scripts/bench-topology.ts'))?.[1];
-    expect(runtime).toContain(`CMD ["node", "${nodeFlag ?? 'missing in scripts/bench-topology.ts'}", "services/${service}/dist/main.js"]`);
+    // The V8 settings (NODE_OPTIONS, the command-line flag) are checked for every image in the test above.
     expect(runtime).toContain(`PORT=${PORTS[service].port}`);
     expect(runtime).toContain(`ADMIN_PORT=${PORTS[service].admin}`);
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", ".*\/healthz/m);
