@@ -251,6 +251,18 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       expect(elapsed).toBeLessThan(3000);
     });
 
+    it('when an upstream sends a 5xx\'s headers and then stalls in its body, then 504 UPSTREAM_TIMEOUT within the timeout, and the next request is answered', async () => {
+      notes.mode = 'stalled-503';
+      const started = Date.now();
+      const answer = await send(`${gw.url}/api/view/${NOTE}.php`, { timeoutMs: 5000 });
+      const elapsed = Date.now() - started;
+      expectErrorShape(answer, 504, 'UPSTREAM_TIMEOUT');
+      expectApiHeaders(answer);
+      expect(elapsed).toBeLessThan(3000);
+      notes.mode = 'ok';
+      expect((await send(`${gw.url}/api/view/${NOTE}.php`)).status).toBe(200);
+    });
+
     it('when the upstream is stopped, then 502 UPSTREAM_UNAVAILABLE; started again, traffic flows', async () => {
       await notes.stop();
       try {

@@ -92,6 +92,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandl
     }
     let timedOut = false;
     let clientGone = false;
+    const deadlineAt = Date.now() + options.timeoutMs;
     const timer = setTimeout(() => {
       timedOut = true;
       upstream.destroy(new UpstreamDeadlineError('upstream deadline'));
@@ -105,7 +106,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandl
     });
     upstream.once('response', (answer) => {
       clearTimeout(timer);
-      relayAnswer(answer, req, res, logger, options.name);
+      relayAnswer(answer, req, res, logger, options.name, deadlineAt, (code) => options.onUpstreamError?.(options.name, code));
     });
     upstream.on('error', (err: Error & { code?: string }) => {
       clearTimeout(timer);
@@ -135,15 +136,18 @@ function forwardedHeaders(req: Request): void {
   if (req.headers.forwarded !== undefined) delete req.headers.forwarded;
 }
 
-function relayAnswer(proxyRes: IncomingMessage, req: Request, res: Response, logger: Logger, upstream: string): void {
+function relayAnswer(
+  proxyRes: IncomingMessage, req: Request, res: Response, logger: Logger, upstream: string, deadlineAt: number, counted: (code: string) => void,
+): void {
   if (res.headersSent || res.destroyed) {
     proxyRes.resume();
     return;
   }
   const status = proxyRes.statusCode ?? 502;
-  proxyRes.on('error', () => res.destroy());
+  // A broken upstream body cuts the client's answer, unless that answer was already complete (a 504 for a stalled 5xx).
+  proxyRes.on('error', () => { if (!res.writableEnded) res.destroy(); });
   if (status >= 500) {
-    relayServerError(proxyRes, req, res, logger, upstream, status);
+    relayServerError(proxyRes, req, res, logger, upstream, status, deadlineAt, counted);
     return;
   }
   copyHeaders(proxyRes, res);
@@ -163,18 +167,35 @@ function copyHeaders(proxyRes: IncomingMessage, res: Response): void {
 
 /**
  * A 5xx passes only when its body is our error shape (re-serialised, so extra fields such as a
- * stack are dropped); anything else is replaced by the error its status means.
+ * stack are dropped); anything else is replaced by the error its status means. Its body is read
+ * before anything is answered, so the upstream's deadline still holds: a body that has not ended
+ * by then is dropped with its connection, and the client gets 504.
  */
-function relayServerError(proxyRes: IncomingMessage, req: Request, res: Response, logger: Logger, upstream: string, status: number): void {
+function relayServerError(
+  proxyRes: IncomingMessage, req: Request, res: Response, logger: Logger, upstream: string, status: number, deadlineAt: number,
+  counted: (code: string) => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let tooBig = false;
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    const timeout = new UpstreamTimeoutError();
+    counted(timeout.code);
+    logger.warn('upstream 5xx body not complete within the deadline; answered 504', { requestId: res.locals?.requestId, upstream, status });
+    sendError(req, res, timeout);
+    proxyRes.destroy();
+  }, Math.max(0, deadlineAt - Date.now()));
+  proxyRes.once('close', () => clearTimeout(deadline));
   proxyRes.on('data', (chunk: Buffer) => {
     size += chunk.length;
     if (size > MAX_ERROR_BODY_BYTES) tooBig = true;
     else chunks.push(chunk);
   });
   proxyRes.on('end', () => {
+    clearTimeout(deadline);
+    if (timedOut) return;
     const body = tooBig ? undefined : parseErrorShape(Buffer.concat(chunks).toString('utf8'));
     if (body) {
       const retryAfter = proxyRes.headers['retry-after'];

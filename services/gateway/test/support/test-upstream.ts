@@ -9,7 +9,7 @@ export interface SeenRequest {
   body: Buffer;
 }
 
-export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500';
+export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500' | 'stalled-503';
 
 /**
  * A trivial HTTP server standing in for notes, stats or mailer in component tests (a real
@@ -75,6 +75,11 @@ export class TestUpstream {
         case 'stack-500':
           res.writeHead(500, { 'Content-Type': 'application/json' });
           res.end(JSON.stringify({ error: 'boom', code: 'INTERNAL_ERROR', details: { parameter: null, message: 'boom' }, stack: 'at secret.js:1:1' }));
+          return;
+        case 'stalled-503':
+          // Headers and half of a shaped body, then nothing: the rest never comes.
+          res.writeHead(503, { 'Content-Type': 'application/json' });
+          res.write('{"error":"Database down","code":"SERVICE_UNAVAILABLE",');
           return;
         case 'shaped-503':
           res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '7' });
