@@ -169,6 +169,28 @@ describe('notes creation whose commit outlives the deadline (MariaDB, fault prox
     }
   }, 60_000);
 
+  it('when a shared transaction\'s COMMIT is cut off and the database is back within the outcome wait (a failover), then its creations get what MariaDB kept: each stored one answered with its row, any other 503, never 500', async () => {
+    const { service, store, crypto, clock } = notesService();
+    const template = await service.create(noteInput({ content: 'template' }));
+    const record = (await store.findActive(crypto.lookup(template.uuid), clock.now()))!;
+    const fresh = (digit: string) => ({ ...record, lookup: digit.repeat(record.lookup.length), noteRef: digit.repeat(record.noteRef.length) });
+    let commits = 0;
+    knex.on('query', (query: { sql: string }) => {
+      if (/^commit/i.test(query.sql) && ++commits === 2) {
+        proxy.cut();
+        setTimeout(() => proxy.restore(), 1_000); // the writer address answers again, as after a failover
+      }
+    });
+    const outcomes = await Promise.allSettled([store.insertNew(fresh('d'), []), store.insertNew(fresh('e'), []), store.insertNew(fresh('f'), [])]);
+    expect(commits).toBe(2);
+    const stored = new Set(await direct('notes').pluck('lookup'));
+    outcomes.forEach((outcome, i) => {
+      const lookup = 'def'[i]!.repeat(record.lookup.length);
+      if (outcome.status === 'fulfilled') expect(stored.has(lookup)).toBe(true);
+      else expect({ status: (outcome.reason as { statusCode?: number }).statusCode, stored: stored.has(lookup) }).toEqual({ status: 503, stored: false });
+    });
+  }, 60_000);
+
   it('when a shared transaction\'s COMMIT is cut off and the database stays out of reach, then its creations answer 500 (outcome unknown) and none is answered as stored without its row', async () => {
     const { service, store, crypto, clock } = notesService();
     const template = await service.create(noteInput({ content: 'template' }));

@@ -53,6 +53,8 @@ const INSERT_OUTBOX = new PlainInsert<OutboxInsertRow>('outbox', ['id', 'routing
 
 const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'expires_at', 'webhook_box'] as const;
 const TRANSACTION_ATTEMPTS = 3;
+/** Between two tries to learn an unconfirmed commit's outcome while the database cannot be asked. */
+const UNCONFIRMED_COMMIT_RETRY_MS = 250;
 
 interface NewNote {
   note: NoteRecord;
@@ -166,9 +168,13 @@ export class KnexNoteStore implements NoteStore {
       let connectionId: number | null = null;
       let commitSent = false;
       let outcomeTimer: NodeJS.Timeout | undefined;
+      let commitSentAt = 0;
       let startOutcomeClock!: () => void;
       const outcomeLate = new Promise<'late'>((resolve) => {
-        startOutcomeClock = () => { outcomeTimer = setTimeout(() => resolve('late'), this.commitOutcomeTimeoutMs); };
+        startOutcomeClock = () => {
+          commitSentAt = Date.now();
+          outcomeTimer = setTimeout(() => resolve('late'), this.commitOutcomeTimeoutMs);
+        };
       });
       const transaction = this.knex.transaction(async (trx) => {
         connectionId = await connectionIdOf(this.knex, trx);
@@ -199,23 +205,38 @@ export class KnexNoteStore implements NoteStore {
         clearTimeout(outcomeTimer);
       }
       transaction.catch(() => undefined); // ended below, if it still runs
-      return this.settleUnconfirmedCommit(entries, connectionId);
+      return this.settleUnconfirmedCommit(entries, connectionId, commitSentAt);
     }
   }
 
   /**
    * A COMMIT was sent and its answer did not come: end its connection (MySQL), then look for the
    * batch's notes. All there: committed, the callers get their notes. None there: rolled back
-   * for good, 503. The database cannot be asked either: 500, the outcome is unknown.
+   * for good, 503. While the database cannot be asked (down, or a failover moving the writer
+   * address), it is asked again until the outcome wait (commitOutcomeTimeoutMs) since the COMMIT
+   * was sent has passed; only then is the answer 500, the outcome unknown. So a connection cut
+   * at its COMMIT during a failover gets the new primary's answer, and no creation waits longer
+   * than it did before for an answer that will not come.
    */
-  private async settleUnconfirmedCommit(entries: readonly NewNote[], connectionId: number | null): Promise<void> {
+  private async settleUnconfirmedCommit(entries: readonly NewNote[], connectionId: number | null, commitSentAt: number): Promise<void> {
     const lookups = entries.map((entry) => entry.note.lookup);
+    const giveUpAt = commitSentAt + this.commitOutcomeTimeoutMs;
+    let ended = connectionId === null;
     let found: string[];
-    try {
-      if (connectionId !== null) await withDatabase(() => endConnection(this.knex, connectionId!, this.timeoutMs || 5000), this.timeoutMs);
-      found = await withDatabase(() => this.knex('notes').whereIn('lookup', lookups).pluck('lookup'), this.timeoutMs);
-    } catch (err) {
-      throw new UnconfirmedCommit(new Error(`the outcome of a creation commit is unknown (${(err as Error).message})`));
+    for (;;) {
+      try {
+        if (!ended) {
+          await withDatabase(() => endConnection(this.knex, connectionId!, this.timeoutMs || 5000), this.timeoutMs);
+          ended = true;
+        }
+        found = await withDatabase(() => this.knex('notes').whereIn('lookup', lookups).pluck('lookup'), this.timeoutMs);
+        break;
+      } catch (err) {
+        if (!(err instanceof ServiceUnavailableError) || Date.now() + UNCONFIRMED_COMMIT_RETRY_MS > giveUpAt) {
+          throw new UnconfirmedCommit(new Error(`the outcome of a creation commit is unknown (${(err as Error).message})`));
+        }
+        await new Promise((resolve) => setTimeout(resolve, UNCONFIRMED_COMMIT_RETRY_MS));
+      }
     }
     if (found.length === lookups.length) return;
     if (found.length === 0) throw new ServiceUnavailableError('Database did not confirm the commit; nothing was stored');
