@@ -169,50 +169,46 @@ describe('notes creation whose commit outlives the deadline (MariaDB, fault prox
     }
   }, 60_000);
 
-  it('when a shared transaction\'s COMMIT is cut off and the database is back within the outcome wait (a failover), then its creations get what MariaDB kept: each stored one answered with its row, any other 503, never 500', async () => {
+  /**
+   * Three creations: the first commits alone, the two that arrive meanwhile share the next COMMIT, at
+   * which `atCut` runs (it cuts the wire). Returns each creation's outcome, its lookup and what was stored.
+   */
+  async function creationsThroughACutCommit(digits: string, atCut: () => void) {
     const { service, store, crypto, clock } = notesService();
     const template = await service.create(noteInput({ content: 'template' }));
     const record = (await store.findActive(crypto.lookup(template.uuid), clock.now()))!;
-    const fresh = (digit: string) => ({ ...record, lookup: digit.repeat(record.lookup.length), noteRef: digit.repeat(record.noteRef.length) });
+    const lookups = [...digits].map((digit) => digit.repeat(record.lookup.length));
     let commits = 0;
     knex.on('query', (query: { sql: string }) => {
-      if (/^commit/i.test(query.sql) && ++commits === 2) {
-        proxy.cut();
-        setTimeout(() => proxy.restore(), 1_000); // the writer address answers again, as after a failover
-      }
+      if (/^commit/i.test(query.sql) && ++commits === 2) atCut();
     });
-    const outcomes = await Promise.allSettled([store.insertNew(fresh('d'), []), store.insertNew(fresh('e'), []), store.insertNew(fresh('f'), [])]);
+    const outcomes = await Promise.allSettled(lookups.map((lookup) => store.insertNew({ ...record, lookup, noteRef: lookup[0]!.repeat(record.noteRef.length) }, [])));
+    proxy.restore();
     expect(commits).toBe(2);
-    const stored = new Set(await direct('notes').pluck('lookup'));
+    return { outcomes, lookups, stored: new Set(await direct('notes').pluck('lookup')) };
+  }
+
+  it('when a shared transaction\'s COMMIT is cut off and the database is back within the outcome wait (a failover), then its creations get what MariaDB kept: each stored one answered with its row, any other 503, never 500', async () => {
+    const { outcomes, lookups, stored } = await creationsThroughACutCommit('def', () => {
+      proxy.cut();
+      setTimeout(() => proxy.restore(), 1_000); // the writer address answers again, as after a failover
+    });
     outcomes.forEach((outcome, i) => {
-      const lookup = 'def'[i]!.repeat(record.lookup.length);
-      if (outcome.status === 'fulfilled') expect(stored.has(lookup)).toBe(true);
-      else expect({ status: (outcome.reason as { statusCode?: number }).statusCode, stored: stored.has(lookup) }).toEqual({ status: 503, stored: false });
+      if (outcome.status === 'fulfilled') expect(stored.has(lookups[i]!)).toBe(true);
+      else expect({ status: (outcome.reason as { statusCode?: number }).statusCode, stored: stored.has(lookups[i]!) }).toEqual({ status: 503, stored: false });
     });
   }, 60_000);
 
   it('when a shared transaction\'s COMMIT is cut off and the database stays out of reach, then its creations answer 500 (outcome unknown) and none is answered as stored without its row', async () => {
-    const { service, store, crypto, clock } = notesService();
-    const template = await service.create(noteInput({ content: 'template' }));
-    const record = (await store.findActive(crypto.lookup(template.uuid), clock.now()))!;
-    const fresh = (digit: string) => ({ ...record, lookup: digit.repeat(record.lookup.length), noteRef: digit.repeat(record.noteRef.length) });
-    // The first creation commits alone; the two that arrive meanwhile share the next COMMIT, which is cut.
-    let commits = 0;
-    knex.on('query', (query: { sql: string }) => {
-      if (/^commit/i.test(query.sql) && ++commits === 2) proxy.cut();
-    });
-    const outcomes = await Promise.allSettled([store.insertNew(fresh('a'), []), store.insertNew(fresh('b'), []), store.insertNew(fresh('c'), [])]);
-    proxy.restore();
-    expect(commits).toBe(2);
+    const { outcomes, lookups, stored } = await creationsThroughACutCommit('abc', () => proxy.cut());
     expect(outcomes[0]!.status).toBe('fulfilled');
     // While MariaDB cannot be asked, the shared COMMIT's outcome is unknown: 500, not 503 and never 200.
     for (const outcome of outcomes.slice(1)) {
       expect(outcome.status).toBe('rejected');
       expect((outcome as PromiseRejectedResult).reason).toMatchObject({ statusCode: 500 });
     }
-    const stored = new Set(await direct('notes').pluck('lookup'));
     outcomes.forEach((outcome, i) => {
-      if (outcome.status === 'fulfilled') expect(stored.has('abc'[i]!.repeat(record.lookup.length))).toBe(true);
+      if (outcome.status === 'fulfilled') expect(stored.has(lookups[i]!)).toBe(true);
     });
   }, 60_000);
 });
