@@ -62,7 +62,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandl
   const port = target.port === '' ? 80 : Number(target.port);
   const pathPrefix = target.pathname.replace(/\/+$/, '');
 
-  const fail = (req: Request, res: Response, err: Error & { code?: string }, timedOut: boolean): void => {
+  const fail: RelayFailure = (req, res, err, timedOut) => {
     const appError = timedOut ? new UpstreamTimeoutError(err) : new UpstreamUnavailableError(err);
     options.onUpstreamError?.(options.name, appError.code);
     logger.warn('upstream failed', {
@@ -106,7 +106,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandl
     });
     upstream.once('response', (answer) => {
       clearTimeout(timer);
-      relayAnswer(answer, req, res, logger, options.name, deadlineAt, (code) => options.onUpstreamError?.(options.name, code));
+      relayAnswer(answer, req, res, logger, options.name, deadlineAt, fail);
     });
     upstream.on('error', (err: Error & { code?: string }) => {
       clearTimeout(timer);
@@ -136,8 +136,11 @@ function forwardedHeaders(req: Request): void {
   if (req.headers.forwarded !== undefined) delete req.headers.forwarded;
 }
 
+/** How createUpstreamProxy answers a failed relay (502, or 504 when timed out), logged and counted. */
+type RelayFailure = (req: Request, res: Response, err: Error & { code?: string }, timedOut: boolean) => void;
+
 function relayAnswer(
-  proxyRes: IncomingMessage, req: Request, res: Response, logger: Logger, upstream: string, deadlineAt: number, counted: (code: string) => void,
+  proxyRes: IncomingMessage, req: Request, res: Response, logger: Logger, upstream: string, deadlineAt: number, fail: RelayFailure,
 ): void {
   if (res.headersSent || res.destroyed) {
     proxyRes.resume();
@@ -147,7 +150,7 @@ function relayAnswer(
   // A broken upstream body cuts the client's answer, unless that answer was already complete (a 504 for a stalled 5xx).
   proxyRes.on('error', () => { if (!res.writableEnded) res.destroy(); });
   if (status >= 500) {
-    relayServerError(proxyRes, req, res, logger, upstream, status, deadlineAt, counted);
+    relayServerError(proxyRes, req, res, logger, upstream, status, deadlineAt, fail);
     return;
   }
   copyHeaders(proxyRes, res);
@@ -173,7 +176,7 @@ function copyHeaders(proxyRes: IncomingMessage, res: Response): void {
  */
 function relayServerError(
   proxyRes: IncomingMessage, req: Request, res: Response, logger: Logger, upstream: string, status: number, deadlineAt: number,
-  counted: (code: string) => void,
+  fail: RelayFailure,
 ): void {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -181,10 +184,7 @@ function relayServerError(
   let timedOut = false;
   const deadline = setTimeout(() => {
     timedOut = true;
-    const timeout = new UpstreamTimeoutError();
-    counted(timeout.code);
-    logger.warn('upstream 5xx body not complete within the deadline; answered 504', { requestId: res.locals?.requestId, upstream, status });
-    sendError(req, res, timeout);
+    fail(req, res, new UpstreamDeadlineError(`upstream ${status} body deadline`), true);
     proxyRes.destroy();
   }, Math.max(0, deadlineAt - Date.now()));
   proxyRes.once('close', () => clearTimeout(deadline));
