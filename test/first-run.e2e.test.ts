@@ -11,7 +11,7 @@ import { CLEARED_ENV } from './support/api-client';
 // stdout; what we write to script's stdin is typed at that terminal (so \x03 is a real Ctrl-C, turned
 // into SIGINT by the terminal's line discipline). The e2e project needs `npm run build` first.
 const MAIN = path.resolve(__dirname, '..', 'services', 'all-in-one', 'dist', 'main.js');
-const PORT_NAMES = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT'];
+const PORT_NAMES = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT', 'WEBHOOKS_ADMIN_PORT'];
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
 
