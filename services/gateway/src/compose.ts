@@ -1,6 +1,6 @@
-import { Agent } from 'node:http';
 import { Cluster, Redis } from 'ioredis';
 import type { Express } from 'express';
+import { Agent as UndiciAgent } from 'undici';
 import { createAdminApp, createLogger, createRegistry, Lifecycle, listen, type Logger, type Registry } from '@vanish/common';
 import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
@@ -72,9 +72,13 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   const gatewayMetrics = metrics;
   lifecycle.add('limiter', () => limiter.stop());
 
-  // Kept-alive upstream connections; idle ones are dropped before the upstreams' own
-  // keep-alive timeout (5 s in common's listen) so we never write to a socket they closed.
-  const agent = new Agent({ keepAlive: true, timeout: 4000, maxFreeSockets: 64, scheduling: 'lifo' });
+  // Kept-alive upstream connections; idle ones are dropped before the upstreams' own keep-alive
+  // timeout (5 s in common's listen) so we never write to a socket they closed. The relay keeps its
+  // own deadline up to the answer's headers (UPSTREAM_TIMEOUT_MS); a body that then stalls for as
+  // long is cut.
+  const agent = new UndiciAgent({
+    keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: config.upstreamTimeoutMs,
+  });
   lifecycle.add('upstream agent', () => agent.destroy());
 
   const proxyLogger = logger.child('gateway/proxy');
@@ -85,7 +89,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
       createUpstreamProxy({
         name,
         target: upstreams[name],
-        agent,
+        dispatcher: agent,
         timeoutMs: config.upstreamTimeoutMs,
         logger: proxyLogger,
         onUpstreamError: (upstream, code) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),

@@ -261,6 +261,16 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       expect((await send(`${gw.url}/api/view/${NOTE}.php`)).status).toBe(200);
     });
 
+    it('when an upstream sends a 200\'s headers and part of its body and then stalls, then the client\'s answer is cut within the timeout, and the next request is answered', async () => {
+      notes.mode = 'stalled-200';
+      const started = Date.now();
+      // The status and headers were relayed already; what is left is to end the connection, not to wait without end.
+      await expect(send(`${gw.url}/api/view/${NOTE}.php`, { timeoutMs: 5000 })).rejects.toThrow(/aborted|socket hang up|ECONNRESET/);
+      expect(Date.now() - started).toBeLessThan(3000);
+      notes.mode = 'ok';
+      expect((await send(`${gw.url}/api/view/${NOTE}.php`)).status).toBe(200);
+    });
+
     it('when the upstream is stopped, then 502 UPSTREAM_UNAVAILABLE; started again, traffic flows', async () => {
       await notes.stop();
       try {
@@ -293,6 +303,14 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       expect(notes.seen.at(-1)?.body.equals(body)).toBe(true);
       expect(notes.seen.at(-1)?.headers['content-length']).toBe('120002');
       expect(notes.seen.at(-1)?.headers['transfer-encoding']).toBeUndefined();
+    });
+
+    it('when a client asks for 100-continue, then it gets it from the gateway and the upstream gets the body without the expectation', async () => {
+      const body = Buffer.from('{"content":"hello"}');
+      const answer = await send(`${gw.url}/api/create.php`, { method: 'POST', headers: { ...json, Expect: '100-continue' }, body });
+      expect(answer.status).toBe(200);
+      expect(notes.seen.at(-1)?.body.equals(body)).toBe(true);
+      expect(notes.seen.at(-1)?.headers.expect).toBeUndefined();
     });
 
     it('when five 10 MB chunked bodies are sent at once, then each gets 400 PAYLOAD_TOO_LARGE, nothing reaches the upstream, and memory stays flat', async () => {

@@ -9,7 +9,7 @@ export interface SeenRequest {
   body: Buffer;
 }
 
-export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500' | 'stalled-503';
+export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500' | 'stalled-503' | 'stalled-200';
 
 /**
  * A trivial HTTP server standing in for notes, stats or mailer in component tests (a real
@@ -80,6 +80,11 @@ export class TestUpstream {
           // Headers and half of a shaped body, then nothing: the rest never comes.
           res.writeHead(503, { 'Content-Type': 'application/json' });
           res.write('{"error":"Database down","code":"SERVICE_UNAVAILABLE",');
+          return;
+        case 'stalled-200':
+          // A 200's headers and the first part of its body, then nothing.
+          res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '64' });
+          res.write('{"upstream":"stalled",');
           return;
         case 'shaped-503':
           res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '7' });
