@@ -34,7 +34,7 @@ describe('loadMailerConfig', () => {
       MAILER_HASH_KEY: hashKey, MAIL_QUOTA_PER_HOUR: '3', MAIL_QUOTA_PER_DAY: '4', MAIL_RETRY_HORIZON_MS: '60000',
       PUBLIC_BASE_URL: 'https://vanish.example/', DATABASE_URL: 'mysql://root@127.0.0.1:3306/m', AMQP_URL: 'amqp://localhost',
     });
-    expect(config.smtp).toEqual({ url: 'smtps://u:p@mail.example.com', poolSize: 5, timeoutMs: 5000 });
+    expect(config.smtp).toEqual({ url: 'smtps://u:p@mail.example.com', poolSize: 10, timeoutMs: 5000 });
     expect(config.hashKey.toString('base64')).toBe(hashKey);
     expect(config.publicBaseUrl).toBe('https://vanish.example');
     expect(config.retry.horizonMs).toBe(60000);

@@ -92,7 +92,7 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
   const smtp: SmtpSettings | undefined = smtpUrl === undefined ? undefined : {
     url: smtpUrl,
     ca: smtpCa,
-    poolSize: reader.int('SMTP_POOL_SIZE', 5, { min: 1, max: 100 }),
+    poolSize: reader.int('SMTP_POOL_SIZE', 10, { min: 1, max: 100 }),
     timeoutMs: reader.int('SMTP_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
   };
 
