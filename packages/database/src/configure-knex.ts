@@ -4,6 +4,7 @@ import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '@vanish/common';
 import { mysqlSsl, parseDatabaseUrl, type MysqlLocation } from './database-url';
+import { recordServerInstance, serverInstanceFrom, SERVER_NAME_QUERY, SERVER_UPTIME_QUERY } from './server-instance';
 
 /**
  * The one place that turns a DATABASE_URL into knex (STYLE H8), shared by every service that has
@@ -24,6 +25,12 @@ export interface ConfigureKnexOptions {
   sqliteSynchronous?: 'FULL' | 'NORMAL';
   /** Statements run on every new MySQL connection (session settings), in order. */
   mysqlSessionStatements?: readonly string[];
+  /**
+   * Record, for every new MySQL connection, which server process it is on (serverInstanceOf): two
+   * more statements per connection, for a service that acts on connection ids (notes' KILL of an
+   * unconfirmed commit's connection).
+   */
+  recordServerInstance?: boolean;
   /** CA bundle (PEM) for MySQL TLS when the URL has no `ssl-ca` (DATABASE_SSL_CA / DATABASE_SSL_CA_FILE). */
   sslCa?: string | Buffer;
 }
@@ -76,7 +83,7 @@ function sqliteConfig(filename: string, options: ConfigureKnexOptions): Knex.Con
 }
 
 type RawMysqlConnection = {
-  query(sql: string, cb: (err: Error | null) => void): void;
+  query(sql: string, cb: (err: Error | null, rows?: unknown) => void): void;
   stream?: { getPeerCertificate?: () => PeerCertificate };
 };
 
@@ -97,8 +104,23 @@ function mysqlConfig(location: MysqlLocation, options: ConfigureKnexOptions): Kn
   const afterCreate = (conn: RawMysqlConnection, done: (err: Error | null, conn: unknown) => void) => {
     const mismatch = ssl?.verifyIdentity ? identityError(conn, location.host) : undefined;
     if (mismatch) return done(mismatch, conn);
+    const recordInstance = (): void => {
+      if (!options.recordServerInstance) return done(null, conn);
+      conn.query(SERVER_NAME_QUERY, (nameErr, nameRows) => {
+        if (nameErr) return done(nameErr, conn);
+        conn.query(SERVER_UPTIME_QUERY, (uptimeErr, uptimeRows) => {
+          if (uptimeErr) return done(uptimeErr, conn);
+          try {
+            recordServerInstance(conn, serverInstanceFrom((nameRows as never[])[0]!, (uptimeRows as never[])[0] ?? {}));
+          } catch (err) {
+            return done(err as Error, conn);
+          }
+          return done(null, conn);
+        });
+      });
+    };
     const next = (index: number): void => {
-      if (index >= statements.length) return done(null, conn);
+      if (index >= statements.length) return recordInstance();
       conn.query(statements[index]!, (err) => (err ? done(err, conn) : next(index + 1)));
     };
     return next(0);

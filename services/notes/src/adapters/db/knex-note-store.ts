@@ -5,7 +5,7 @@ import {
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
 import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-store';
 import { PlainInsert } from './plain-insert';
-import { connectionIdOf, endConnection } from './commit-outcome';
+import { connectionOf, endConnection, type ServerConnection } from './commit-outcome';
 import {
   DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, translateDatabaseError, withDatabase, type KnexStoreOptions,
 } from './database-errors';
@@ -165,7 +165,7 @@ export class KnexNoteStore implements NoteStore {
     const entries = batch.filter((entry) => entry.state === 'waiting');
     if (entries.length === 0) return;
     for (let attempt = 1; ; attempt += 1) {
-      let connectionId: number | null = null;
+      let connection: ServerConnection | null = null;
       let commitSent = false;
       let outcomeTimer: NodeJS.Timeout | undefined;
       let commitSentAt = 0;
@@ -177,7 +177,7 @@ export class KnexNoteStore implements NoteStore {
         };
       });
       const transaction = this.knex.transaction(async (trx) => {
-        connectionId = await connectionIdOf(this.knex, trx);
+        connection = await connectionOf(this.knex, trx);
         const tx = new KnexNoteTransaction(trx, this.clock);
         await tx.insertAll(entries.map((entry) => entry.note));
         await tx.enqueue(entries.flatMap((entry) => entry.messages));
@@ -205,7 +205,7 @@ export class KnexNoteStore implements NoteStore {
         clearTimeout(outcomeTimer);
       }
       transaction.catch(() => undefined); // ended below, if it still runs
-      return this.settleUnconfirmedCommit(entries, connectionId, commitSentAt);
+      return this.settleUnconfirmedCommit(entries, connection, commitSentAt);
     }
   }
 
@@ -218,15 +218,15 @@ export class KnexNoteStore implements NoteStore {
    * at its COMMIT during a failover gets the new primary's answer, and no creation waits longer
    * than it did before for an answer that will not come.
    */
-  private async settleUnconfirmedCommit(entries: readonly NewNote[], connectionId: number | null, commitSentAt: number): Promise<void> {
+  private async settleUnconfirmedCommit(entries: readonly NewNote[], connection: ServerConnection | null, commitSentAt: number): Promise<void> {
     const lookups = entries.map((entry) => entry.note.lookup);
     const giveUpAt = commitSentAt + this.commitOutcomeTimeoutMs;
-    let ended = connectionId === null;
+    let ended = connection === null;
     let found: string[];
     for (;;) {
       try {
         if (!ended) {
-          await withDatabase(() => endConnection(this.knex, connectionId!, this.timeoutMs || 5000), this.timeoutMs);
+          await withDatabase(() => endConnection(this.knex, connection!, this.timeoutMs || 5000), this.timeoutMs);
           ended = true;
         }
         found = await withDatabase(() => this.knex('notes').whereIn('lookup', lookups).pluck('lookup'), this.timeoutMs);
