@@ -27,6 +27,33 @@ export function guardStreamErrors(redis: Redis | Cluster): void {
     emitter.on?.('error', ignoreExtraError);
     return stream;
   };
+  guardHelperClients(redis, connector as SentinelConnectorLike);
+}
+
+type SentinelConnectorLike = { connectToSentinel?: (endpoint: unknown, options?: Record<string, unknown>) => Redis };
+
+/**
+ * The clients ioredis opens beside the one we made: a Sentinel connector's own clients to the
+ * Sentinels (to find the master, to watch for a failover), and the copies a Cluster makes of a
+ * node to read its slots (`duplicate`). Each is guarded before its first connection: a Sentinel
+ * client is made lazily, then connected as ioredis would have; a Cluster node's copy inherits the
+ * node's lazyConnect and connects at its first command.
+ */
+function guardHelperClients(redis: Redis, connector: SentinelConnectorLike): void {
+  const duplicate = redis.duplicate.bind(redis);
+  redis.duplicate = ((...args: Parameters<Redis['duplicate']>) => {
+    const copy = duplicate(...args);
+    guardStreamErrors(copy);
+    return copy;
+  }) as Redis['duplicate'];
+  if (typeof connector.connectToSentinel !== 'function') return;
+  const connectToSentinel = connector.connectToSentinel.bind(connector);
+  connector.connectToSentinel = (endpoint, options) => {
+    const client = connectToSentinel(endpoint, { ...options, lazyConnect: true });
+    guardStreamErrors(client);
+    if (options?.lazyConnect !== true) client.connect().catch(() => undefined);
+    return client;
+  };
 }
 
 function ignoreExtraError(): void {
