@@ -230,6 +230,23 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       expect(unavailable.headers['retry-after']).toBe('7');
     });
 
+    it('when an upstream repeats a header, then one that may appear once keeps its first value and others are joined, as node:http reads them', async () => {
+      notes.mode = 'repeated-headers';
+      const answer = await send(`${gw.url}/api/view/${NOTE}.php`);
+      expect(answer.status).toBe(200);
+      const lines = (name: string): string[] => {
+        const values: string[] = [];
+        for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) if (answer.rawHeaders[i]!.toLowerCase() === name) values.push(answer.rawHeaders[i + 1]!);
+        return values;
+      };
+      expect(lines('content-type')).toEqual(['application/json']);
+      expect(lines('x-upstream-tag')).toEqual(['one, two']);
+      notes.mode = 'repeated-retry-after-503';
+      const unavailable = await send(`${gw.url}/api/view/${NOTE}.php`);
+      expectErrorShape(unavailable, 503, 'SERVICE_UNAVAILABLE');
+      expect(unavailable.headers['retry-after']).toBe('7');
+    });
+
     it('when an upstream 5xx in our shape answers a browser on a web route, then the browser gets the gateway\'s page for it, in its language, with the same Retry-After', async () => {
       notes.mode = 'shaped-503';
       const page = await send(`${gw.url}/${NOTE}`, { headers: { Accept: 'text/html', 'Accept-Language': 'ja' } });

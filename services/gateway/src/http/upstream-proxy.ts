@@ -142,6 +142,7 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
   /** The client went away, or we answered it already (a 504 at the deadline): upstream events are ignored. */
   private finished = false;
   private relaying = false;
+  private waitingForDrain = false;
   private errorStatus = 0;
   private errorChunks: Buffer[] | undefined;
   private errorBytes = 0;
@@ -186,10 +187,11 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
       return;
     }
     clearTimeout(this.deadline);
-    this.relaying = true;
     copyHeaders(headers, res);
     applyAnswerHeaders(this.req, res);
     res.status(statusCode);
+    // Only now: a throw above makes undici report an error, answered 502 rather than a cut connection.
+    this.relaying = true;
   }
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
@@ -199,21 +201,27 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
       if (this.errorBytes <= MAX_ERROR_BODY_BYTES) this.errorChunks.push(chunk);
       return;
     }
-    if (this.res.write(chunk)) return;
+    if (this.res.write(chunk) || this.waitingForDrain) return;
     controller.pause();
-    this.res.once('drain', () => controller.resume());
+    this.waitingForDrain = true;
+    this.res.once('drain', () => {
+      this.waitingForDrain = false;
+      controller.resume();
+    });
   }
 
   onResponseEnd(): void {
     clearTimeout(this.deadline);
     if (this.finished) return;
     this.finished = true;
-    if (this.errorChunks) {
-      const body = this.errorBytes > MAX_ERROR_BODY_BYTES ? undefined : Buffer.concat(this.errorChunks);
-      relayServerError(body, this.upstreamHeaders, this.req, this.res, this.logger, this.upstream, this.errorStatus);
-      return;
-    }
-    this.res.end();
+    this.answering(() => {
+      if (this.errorChunks) {
+        const body = this.errorBytes > MAX_ERROR_BODY_BYTES ? undefined : Buffer.concat(this.errorChunks);
+        relayServerError(body, this.upstreamHeaders, this.req, this.res, this.logger, this.upstream, this.errorStatus);
+        return;
+      }
+      this.res.end();
+    });
   }
 
   onResponseError(_controller: DispatchController | undefined, err: Error & { code?: string }): void {
@@ -225,7 +233,21 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
       this.res.destroy();
       return;
     }
-    this.fail(this.req, this.res, err, this.timedOut || (err.code !== undefined && TIMEOUT_CODES.has(err.code)));
+    this.answering(() => this.fail(this.req, this.res, err, this.timedOut || (err.code !== undefined && TIMEOUT_CODES.has(err.code))));
+  }
+
+  /**
+   * Answers the client from inside undici's callbacks (or the deadline's timer), which must not
+   * throw: undici turns a throw in onResponseEnd into onResponseError, and one in onResponseError
+   * into an 'error' event nobody listens for. A failure here cuts the client's connection, logged.
+   */
+  private answering(answer: () => void): void {
+    try {
+      answer();
+    } catch (err) {
+      this.logger.error('the relay could not answer; connection cut', { requestId: this.res.locals?.requestId, upstream: this.upstream, err: (err as Error).message });
+      this.res.destroy();
+    }
   }
 
   private deadlinePassed(): void {
@@ -246,8 +268,29 @@ function copyHeaders(headers: IncomingHttpHeaders, res: Response): void {
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
-    res.setHeader(name, value);
+    res.setHeader(name, Array.isArray(value) ? repeatedHeader(name, value) : value);
   }
+}
+
+/**
+ * Headers a message may carry once: a repeat is dropped, as node:http's own client does (the relay
+ * used it until issue 18); undici hands every repeat over as an array.
+ */
+const SINGLE_VALUED = new Set([
+  'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host', 'if-modified-since',
+  'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'referer', 'retry-after',
+  'server', 'user-agent',
+]);
+
+/** A repeated header as node:http reads it: Set-Cookie stays a list, a single-valued header keeps its first, others join. */
+function repeatedHeader(name: string, values: string[]): string | string[] {
+  if (name === 'set-cookie') return values;
+  if (SINGLE_VALUED.has(name)) return values[0] ?? '';
+  return values.join(', ');
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /**
@@ -259,7 +302,7 @@ function relayServerError(
   rawBody: Buffer | undefined, headers: IncomingHttpHeaders, req: Request, res: Response, logger: Logger, upstream: string, status: number,
 ): void {
   const body = rawBody === undefined ? undefined : parseErrorShape(rawBody.toString('utf8'));
-  const retryAfter = headers['retry-after'];
+  const retryAfter = firstValue(headers['retry-after']);
   if (body) {
     // A browser on a web route gets the gateway's page for that error, in its language, not the JSON.
     if (wantsPage(req, res)) {

@@ -5,6 +5,8 @@ import type { Readable } from 'node:stream';
 export interface Answer {
   status: number;
   headers: IncomingHttpHeaders;
+  /** Names and values as they came, repeats included. */
+  rawHeaders: string[];
   text: string;
   json(): any;
 }
@@ -40,7 +42,7 @@ export function send(url: string, options: RequestOptions = {}): Promise<Answer>
       res.on('end', () => {
         clearTimeout(timer);
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, text, json: () => JSON.parse(text) });
       });
       res.on('error', (err) => {
         clearTimeout(timer);

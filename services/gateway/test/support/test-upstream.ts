@@ -9,7 +9,7 @@ export interface SeenRequest {
   body: Buffer;
 }
 
-export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500' | 'stalled-503' | 'stalled-200';
+export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500' | 'stalled-503' | 'stalled-200' | 'repeated-headers' | 'repeated-retry-after-503';
 
 /**
  * A trivial HTTP server standing in for notes, stats or mailer in component tests (a real
@@ -85,6 +85,15 @@ export class TestUpstream {
           // A 200's headers and the first part of its body, then nothing.
           res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '64' });
           res.write('{"upstream":"stalled",');
+          return;
+        case 'repeated-headers':
+          // A header that may appear once, sent twice, and a list header sent twice.
+          res.writeHead(200, ['Content-Type', 'application/json', 'Content-Type', 'text/html', 'X-Upstream-Tag', 'one', 'X-Upstream-Tag', 'two']);
+          res.end(JSON.stringify({ upstream: this.name }));
+          return;
+        case 'repeated-retry-after-503':
+          res.writeHead(503, ['Content-Type', 'application/json', 'Retry-After', '7', 'Retry-After', '9']);
+          res.end(JSON.stringify({ error: 'Database down', code: 'SERVICE_UNAVAILABLE', details: { parameter: null, message: 'Database down' } }));
           return;
         case 'shaped-503':
           res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '7' });
