@@ -4,7 +4,7 @@ import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '@vanish/common';
 import { mysqlSsl, parseDatabaseUrl, type MysqlLocation } from './database-url';
-import { recordServerInstance, serverInstanceFrom, SERVER_NAME_QUERY, SERVER_UPTIME_QUERY } from './server-instance';
+import { recordServerInstance, serverInstanceFrom, SERVER_INSTANCE_QUERY, SERVER_INSTANCE_QUERY_MYSQL8 } from './server-instance';
 
 /**
  * The one place that turns a DATABASE_URL into knex (STYLE H8), shared by every service that has
@@ -84,6 +84,7 @@ function sqliteConfig(filename: string, options: ConfigureKnexOptions): Knex.Con
 
 type RawMysqlConnection = {
   query(sql: string, cb: (err: Error | null, rows?: unknown) => void): void;
+  destroy?(): void;
   stream?: { getPeerCertificate?: () => PeerCertificate };
 };
 
@@ -102,26 +103,35 @@ function mysqlConfig(location: MysqlLocation, options: ConfigureKnexOptions): Kn
   const ssl = mysqlSsl(location, options.sslCa);
   const statements = options.mysqlSessionStatements ?? [];
   const afterCreate = (conn: RawMysqlConnection, done: (err: Error | null, conn: unknown) => void) => {
+    // knex neither destroys nor reuses a connection whose afterCreate failed: it would stay open on the server.
+    const refuse = (err: Error): void => {
+      conn.destroy?.();
+      done(err, conn);
+    };
     const mismatch = ssl?.verifyIdentity ? identityError(conn, location.host) : undefined;
-    if (mismatch) return done(mismatch, conn);
+    if (mismatch) return refuse(mismatch);
+    // Optional knowledge: a connection whose server cannot say is kept, unrecorded (its KILLs are sent as before).
     const recordInstance = (): void => {
       if (!options.recordServerInstance) return done(null, conn);
-      conn.query(SERVER_NAME_QUERY, (nameErr, nameRows) => {
-        if (nameErr) return done(nameErr, conn);
-        conn.query(SERVER_UPTIME_QUERY, (uptimeErr, uptimeRows) => {
-          if (uptimeErr) return done(uptimeErr, conn);
+      const record = (sql: string, fallback: string | undefined): void => {
+        conn.query(sql, (err, rows) => {
+          const errno = (err as { errno?: number } | null)?.errno;
+          // 1109: unknown information_schema table (MySQL 8); 1146: no such table.
+          if (err && fallback && (errno === 1109 || errno === 1146)) return record(fallback, undefined);
           try {
-            recordServerInstance(conn, serverInstanceFrom((nameRows as never[])[0]!, (uptimeRows as never[])[0] ?? {}));
-          } catch (err) {
-            return done(err as Error, conn);
+            if (err) throw err;
+            recordServerInstance(conn, serverInstanceFrom((rows as never[] | undefined)?.[0]));
+          } catch (failure) {
+            options.logger.warn('could not learn which server a database connection is on', { detail: (failure as Error).message });
           }
           return done(null, conn);
         });
-      });
+      };
+      record(SERVER_INSTANCE_QUERY, SERVER_INSTANCE_QUERY_MYSQL8);
     };
     const next = (index: number): void => {
       if (index >= statements.length) return recordInstance();
-      conn.query(statements[index]!, (err) => (err ? done(err, conn) : next(index + 1)));
+      conn.query(statements[index]!, (err) => (err ? refuse(err) : next(index + 1)));
     };
     return next(0);
   };

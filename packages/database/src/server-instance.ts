@@ -12,21 +12,25 @@ export interface ServerInstance {
   startedAt: number;
 }
 
-/** How far apart two readings of one server's start may be (both clocks tick in whole seconds). */
+/** How far apart two readings of one server's start may be (whole seconds, read at one statement's start). */
 const START_TOLERANCE_SECONDS = 2;
 
-export const SERVER_NAME_QUERY = 'SELECT @@hostname AS host, @@port AS port, @@server_id AS serverId, UNIX_TIMESTAMP() AS now';
-/** Works on MariaDB and MySQL alike, with no privilege (MySQL 8 has no information_schema.GLOBAL_STATUS). */
-export const SERVER_UPTIME_QUERY = "SHOW GLOBAL STATUS LIKE 'Uptime'";
+/**
+ * One statement, so that the clock and the uptime are read at the same instant (two statements would
+ * put the start early by the time between them). MariaDB keeps the status in information_schema;
+ * MySQL 8 only in performance_schema (SERVER_INSTANCE_QUERY_MYSQL8).
+ */
+export const SERVER_INSTANCE_QUERY =
+  "SELECT @@hostname AS host, @@port AS port, @@server_id AS serverId, UNIX_TIMESTAMP() - VARIABLE_VALUE AS startedAt FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'";
+export const SERVER_INSTANCE_QUERY_MYSQL8 =
+  "SELECT @@hostname AS host, @@port AS port, @@server_id AS serverId, UNIX_TIMESTAMP() - VARIABLE_VALUE AS startedAt FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'";
 
-type NameRow = { host: unknown; port: unknown; serverId: unknown; now: unknown };
-type UptimeRow = { Variable_name?: unknown; Value?: unknown };
+type InstanceRow = { host: unknown; port: unknown; serverId: unknown; startedAt: unknown };
 
-export function serverInstanceFrom(nameRow: NameRow, uptimeRow: UptimeRow): ServerInstance {
-  const now = Number(nameRow.now);
-  const uptime = Number(uptimeRow.Value);
-  if (!Number.isFinite(now) || !Number.isFinite(uptime)) throw new Error('the server did not say when it started');
-  return { server: `${String(nameRow.host)}:${String(nameRow.port)}#${String(nameRow.serverId)}`, startedAt: now - uptime };
+export function serverInstanceFrom(row: InstanceRow | undefined): ServerInstance {
+  const startedAt = Number(row?.startedAt);
+  if (!row || row.startedAt === null || row.startedAt === undefined || !Number.isFinite(startedAt)) throw new Error('the server did not say when it started');
+  return { server: `${String(row.host)}:${String(row.port)}#${String(row.serverId)}`, startedAt };
 }
 
 export function sameServerInstance(a: ServerInstance, b: ServerInstance): boolean {
