@@ -26,9 +26,9 @@ export interface ConfigureKnexOptions {
   /** Statements run on every new MySQL connection (session settings), in order. */
   mysqlSessionStatements?: readonly string[];
   /**
-   * Record, for every new MySQL connection, which server process it is on (serverInstanceOf): two
-   * more statements per connection, for a service that acts on connection ids (notes' KILL of an
-   * unconfirmed commit's connection).
+   * Record, for every new MySQL connection, which server process it is on (serverInstanceOf): one
+   * more statement per connection (two on MySQL 8), for a service that acts on connection ids (notes'
+   * KILL of an unconfirmed commit's connection).
    */
   recordServerInstance?: boolean;
   /** CA bundle (PEM) for MySQL TLS when the URL has no `ssl-ca` (DATABASE_SSL_CA / DATABASE_SSL_CA_FILE). */

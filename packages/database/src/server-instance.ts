@@ -20,10 +20,10 @@ const START_TOLERANCE_SECONDS = 2;
  * put the start early by the time between them). MariaDB keeps the status in information_schema;
  * MySQL 8 only in performance_schema (SERVER_INSTANCE_QUERY_MYSQL8).
  */
-export const SERVER_INSTANCE_QUERY =
-  "SELECT @@hostname AS host, @@port AS port, @@server_id AS serverId, UNIX_TIMESTAMP() - VARIABLE_VALUE AS startedAt FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'";
-export const SERVER_INSTANCE_QUERY_MYSQL8 =
-  "SELECT @@hostname AS host, @@port AS port, @@server_id AS serverId, UNIX_TIMESTAMP() - VARIABLE_VALUE AS startedAt FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'";
+const instanceQuery = (statusTable: string): string =>
+  `SELECT @@hostname AS host, @@port AS port, @@server_id AS serverId, UNIX_TIMESTAMP() - VARIABLE_VALUE AS startedAt FROM ${statusTable} WHERE VARIABLE_NAME = 'Uptime'`;
+export const SERVER_INSTANCE_QUERY = instanceQuery('information_schema.GLOBAL_STATUS');
+export const SERVER_INSTANCE_QUERY_MYSQL8 = instanceQuery('performance_schema.global_status');
 
 type InstanceRow = { host: unknown; port: unknown; serverId: unknown; startedAt: unknown };
 

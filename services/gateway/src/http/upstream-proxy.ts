@@ -143,10 +143,8 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
   private finished = false;
   private relaying = false;
   private waitingForDrain = false;
-  private errorStatus = 0;
-  private errorChunks: Buffer[] | undefined;
-  private errorBytes = 0;
-  private upstreamHeaders: IncomingHttpHeaders = {};
+  /** An upstream 5xx, read whole before anything is answered. */
+  private serverError: { status: number; headers: IncomingHttpHeaders; chunks: Buffer[]; bytes: number } | undefined;
 
   constructor(
     private readonly req: Request,
@@ -181,9 +179,7 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
     }
     if (statusCode >= 500) {
       // Read whole before anything is answered; the deadline keeps running over the body.
-      this.errorStatus = statusCode;
-      this.errorChunks = [];
-      this.upstreamHeaders = headers;
+      this.serverError = { status: statusCode, headers, chunks: [], bytes: 0 };
       return;
     }
     clearTimeout(this.deadline);
@@ -196,9 +192,10 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: DispatchController, chunk: Buffer): void {
     if (this.finished) return;
-    if (this.errorChunks) {
-      this.errorBytes += chunk.length;
-      if (this.errorBytes <= MAX_ERROR_BODY_BYTES) this.errorChunks.push(chunk);
+    const { serverError } = this;
+    if (serverError) {
+      serverError.bytes += chunk.length;
+      if (serverError.bytes <= MAX_ERROR_BODY_BYTES) serverError.chunks.push(chunk);
       return;
     }
     if (this.res.write(chunk) || this.waitingForDrain) return;
@@ -215,9 +212,10 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
     if (this.finished) return;
     this.finished = true;
     this.answering(() => {
-      if (this.errorChunks) {
-        const body = this.errorBytes > MAX_ERROR_BODY_BYTES ? undefined : Buffer.concat(this.errorChunks);
-        relayServerError(body, this.upstreamHeaders, this.req, this.res, this.logger, this.upstream, this.errorStatus);
+      const { serverError } = this;
+      if (serverError) {
+        const body = serverError.bytes > MAX_ERROR_BODY_BYTES ? undefined : Buffer.concat(serverError.chunks);
+        relayServerError(body, serverError.headers, this.req, this.res, this.logger, this.upstream, serverError.status);
         return;
       }
       this.res.end();
@@ -253,7 +251,7 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
   private deadlinePassed(): void {
     if (this.finished) return;
     this.timedOut = true;
-    const err = new UpstreamDeadlineError(this.errorChunks ? `upstream ${this.errorStatus} body deadline` : 'upstream deadline');
+    const err = new UpstreamDeadlineError(this.serverError ? `upstream ${this.serverError.status} body deadline` : 'upstream deadline');
     // Answered now, not when undici reports the cancel: a request still waiting for a connection has no controller yet.
     this.onResponseError(undefined, err);
     this.cancel(err);
@@ -325,7 +323,7 @@ class RelayedError extends AppError {
   }
 }
 
-function replacementFor(status: number, retryAfter: string | string[] | undefined): AppError {
+function replacementFor(status: number, retryAfter: string | undefined): AppError {
   if (status === 503) {
     const seconds = typeof retryAfter === 'string' && /^\d+$/.test(retryAfter) ? Number(retryAfter) : 5;
     return new ServiceUnavailableError(undefined, undefined, seconds);

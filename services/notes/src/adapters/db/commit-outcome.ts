@@ -35,23 +35,25 @@ export async function connectionOf(knex: Knex, trx: Knex.Transaction): Promise<S
  * Only where the connection was made: when the connection that would send the KILL is on another
  * server process (the database restarted, or a failover moved the writer address to a promoted
  * replica), the old connection ended with its server, and its id there now names somebody
- * else's connection, so nothing is killed. Returns whether a KILL was sent.
+ * else's connection, so nothing is killed ('gone with its server').
  */
 export async function endConnection(knex: Knex, target: ServerConnection, withinMs: number): Promise<'ended' | 'gone with its server'> {
   const giveUpAt = Date.now() + withinMs;
   // One pooled connection asks throughout: the server it is on is the one the check was made against.
   const asking = (await knex.client.acquireConnection()) as MysqlConnection;
+  // knex runs raw SQL only on a connection of its choosing; mysql2's own promise form asks this one.
+  const ask = asking.promise();
   try {
     const here = serverInstanceOf(asking);
     if (target.instance && here && !sameServerInstance(target.instance, here)) return 'gone with its server';
     try {
-      await queryOn(asking, 'KILL CONNECTION ?', [target.id]);
+      await ask.query('KILL CONNECTION ?', [target.id]);
     } catch (err) {
       // ER_NO_SUCH_THREAD: it is gone already, which is what we want.
       if ((err as { errno?: unknown }).errno !== 1094) throw err;
     }
     for (;;) {
-      const rows = (await queryOn(asking, 'SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ?', [target.id])) as Array<{ n: number }>;
+      const [rows] = (await ask.query('SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ?', [target.id])) as [Array<{ n: number }>, unknown];
       if (Number(rows[0]?.n ?? 0) === 0) return 'ended';
       if (Date.now() > giveUpAt) throw new Error('the connection of an unconfirmed commit did not end in time');
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -61,13 +63,5 @@ export async function endConnection(knex: Knex, target: ServerConnection, within
   }
 }
 
-/** A pooled mysql2 connection, asked directly: knex runs raw SQL only on a connection of its choosing. */
-interface MysqlConnection {
-  query(sql: string, values: unknown[], callback: (err: Error | null, rows?: unknown) => void): void;
-}
-
-function queryOn(connection: MysqlConnection, sql: string, values: unknown[]): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    connection.query(sql, values, (err, rows) => (err ? reject(err) : resolve(rows)));
-  });
-}
+/** A pooled mysql2 connection (its callback form; `promise()` wraps it). */
+type MysqlConnection = { promise(): { query(sql: string, values: unknown[]): Promise<[unknown, unknown]> } };
