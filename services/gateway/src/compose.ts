@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import type { Express } from 'express';
+import type { Express, RequestHandler } from 'express';
 import { Agent as UndiciAgent } from 'undici';
 import { createAdminApp, createLogger, createRegistry, Lifecycle, listen, type Logger, type Registry } from '@vanish/common';
 import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
@@ -13,6 +13,7 @@ import type { RateLimiter } from './domain/rate-limiter';
 import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
 import { createGatewayApp } from './http/gateway-app';
 import type { UpstreamName } from './http/route-table';
+import { createSharedUpstreamRead } from './http/shared-upstream-read';
 import { createUpstreamProxy } from './http/upstream-proxy';
 import { CertificateReloader, parseCertificatePair, type SecureContextTarget } from './tls/certificate-reloader';
 import { tlsProfileOptions } from './tls/tls-profile';
@@ -83,19 +84,19 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
 
   const proxyLogger = logger.child('gateway/proxy');
   const upstreams: Record<UpstreamName, string> = { notes: config.notesUrl, stats: config.statsUrl, mailer: config.mailerUrl };
-  const proxies = Object.fromEntries(
-    (Object.keys(upstreams) as UpstreamName[]).map((name) => [
-      name,
-      createUpstreamProxy({
-        name,
-        target: upstreams[name],
-        dispatcher: agent,
-        timeoutMs: config.upstreamTimeoutMs,
-        logger: proxyLogger,
-        onUpstreamError: (upstream, code) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),
-      }),
-    ]),
-  ) as Record<UpstreamName, ReturnType<typeof createUpstreamProxy>>;
+  const relayOptions = (name: UpstreamName) => ({
+    name,
+    target: upstreams[name],
+    dispatcher: agent,
+    timeoutMs: config.upstreamTimeoutMs,
+    logger: proxyLogger,
+    onUpstreamError: (upstream: string, code: string) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),
+    onJoined: (upstream: string) => gatewayMetrics.sharedReadJoins.inc({ upstream }),
+  });
+  const perUpstream = (relay: (name: UpstreamName) => RequestHandler): Record<UpstreamName, RequestHandler> =>
+    Object.fromEntries((Object.keys(upstreams) as UpstreamName[]).map((name) => [name, relay(name)])) as Record<UpstreamName, RequestHandler>;
+  const proxies = perUpstream((name) => createUpstreamProxy(relayOptions(name)));
+  const sharedReads = perUpstream((name) => createSharedUpstreamRead(relayOptions(name)));
 
   const app = createGatewayApp({
     trustProxy: config.trustProxy,
@@ -105,6 +106,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     limiterKey: config.limiterKey,
     limiter,
     proxies,
+    sharedReads,
     logger: logger.child('gateway/access'),
     registry,
     metrics: gatewayMetrics,

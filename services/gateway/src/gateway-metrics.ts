@@ -5,6 +5,7 @@ export interface GatewayMetrics {
   rateLimited: Counter<'action'>;
   limiterFallback: Counter<'action'>;
   upstreamErrors: Counter<'upstream' | 'code'>;
+  sharedReadJoins: Counter<'upstream'>;
 }
 
 /** The gateway's own metrics on the injected registry (the HTTP histogram comes from common). */
@@ -39,5 +40,11 @@ export function createGatewayMetrics(registry: Registry, storeHealthy: () => boo
     labelNames: ['upstream', 'code'] as const,
     registers: [registry],
   });
-  return { rateLimited, limiterFallback, upstreamErrors };
+  const sharedReadJoins = new Counter({
+    name: 'gateway_shared_read_joins_total',
+    help: 'GETs answered from an upstream read that another request had asked for (routes whose answer is everyone\'s)',
+    labelNames: ['upstream'] as const,
+    registers: [registry],
+  });
+  return { rateLimited, limiterFallback, upstreamErrors, sharedReadJoins };
 }

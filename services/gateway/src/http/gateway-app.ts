@@ -29,6 +29,8 @@ export interface GatewayAppOptions {
   limiterKey: Buffer;
   limiter: RateLimiter;
   proxies: Readonly<Record<UpstreamName, RequestHandler>>;
+  /** Per upstream, the relay of GETs that share reads (routes marked sharedRead). */
+  sharedReads: Readonly<Record<UpstreamName, RequestHandler>>;
   logger: Logger;
   registry: Registry;
   metrics: GatewayMetrics;
@@ -38,7 +40,8 @@ export interface GatewayAppOptions {
 /**
  * The public door, in the order a request meets it: request id and access log; route lookup
  * (unknown /api paths answer 404 here); DECISIONS 8 headers; HTTPS; CORS; methods (OPTIONS 204,
- * others 405 with Allow); the per-client limit; the body limits; the proxy. Every refusal is
+ * others 405 with Allow); the per-client limit; the body limits; the relay (shared for the GETs of
+ * routes whose answer is everyone's). Every refusal is
  * answered by the gateway itself in the SPEC 7 error shape.
  */
 export function createGatewayApp(options: GatewayAppOptions): express.Express {
@@ -66,7 +69,8 @@ export function createGatewayApp(options: GatewayAppOptions): express.Express {
     bodyGuard(),
     (req, res, next) => {
       const route = res.locals.route as GatewayRoute;
-      options.proxies[route.upstream](req, res, next);
+      const relay = route.sharedRead && req.method === 'GET' ? options.sharedReads : options.proxies;
+      relay[route.upstream](req, res, next);
     },
   ]));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {

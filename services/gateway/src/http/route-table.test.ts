@@ -1,4 +1,4 @@
-import { allowedMethods, matchRoute, redactPath } from './route-table';
+import { allowedMethods, matchRoute, redactPath, ROUTES } from './route-table';
 
 const uuid = '3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b';
 
@@ -67,5 +67,13 @@ describe('redactPath', () => {
 
   it('when a path is harmless, then it is logged as is', () => {
     expect(redactPath('/assets/app.css', matchRoute('/assets/app.css'))).toBe('/assets/app.css');
+  });
+});
+
+describe('shared reads', () => {
+  it('when the table is read, then only the statistics share upstream reads: no other answer is the same for every client', () => {
+    expect(ROUTES.filter((candidate) => candidate.sharedRead).map((candidate) => candidate.template)).toEqual(['/api/stats.php']);
+    // A secret path must never be shared by path alone.
+    expect(ROUTES.filter((candidate) => candidate.sharedRead && candidate.secretPath)).toEqual([]);
   });
 });

@@ -15,6 +15,12 @@ export interface GatewayRoute {
   secretPath: boolean;
   /** The Allow header value: the methods and OPTIONS. */
   allow: string;
+  /**
+   * True when a GET's answer is the same for every client: no secret in the path, and nothing in the
+   * answer that depends on the client or its request headers (language, cookies, conditionals).
+   * Concurrent GETs of one path then share upstream reads (shared-upstream-read.ts).
+   */
+  sharedRead: boolean;
 }
 
 const route = (
@@ -23,8 +29,8 @@ const route = (
   pattern: RegExp,
   upstream: UpstreamName,
   methods: Record<string, LimitedAction | undefined>,
-  secretPath = false,
-): GatewayRoute => ({ template, kind, pattern, upstream, methods, secretPath, allow: [...Object.keys(methods), 'OPTIONS'].join(', ') });
+  { secretPath = false, sharedRead = false } = {},
+): GatewayRoute => ({ template, kind, pattern, upstream, methods, secretPath, sharedRead, allow: [...Object.keys(methods), 'OPTIONS'].join(', ') });
 
 /**
  * The gateway's whole public surface (brief "Web routes" and "API"; DECISIONS 5 for the limits).
@@ -32,18 +38,18 @@ const route = (
  */
 export const ROUTES: readonly GatewayRoute[] = [
   route('/api/create.php', 'api', /^\/api\/create\.php$/, 'notes', { POST: 'create' }),
-  route('/api/view/:uuid.php', 'api', /^\/api\/view\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, true),
+  route('/api/view/:uuid.php', 'api', /^\/api\/view\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
   // Receipts (DECISIONS 12): reads count as views (DECISIONS 5), the id is a secret path.
-  route('/api/receipt/:id.php', 'api', /^\/api\/receipt\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, true),
-  route('/api/stats.php', 'api', /^\/api\/stats\.php$/, 'stats', { GET: 'stats', HEAD: 'stats' }),
+  route('/api/receipt/:id.php', 'api', /^\/api\/receipt\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
+  route('/api/stats.php', 'api', /^\/api\/stats\.php$/, 'stats', { GET: 'stats', HEAD: 'stats' }, { sharedRead: true }),
   route('/api/openapi.json', 'api', /^\/api\/openapi\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/', 'page', /^\/$/, 'notes', { GET: undefined, HEAD: undefined, POST: 'create' }),
   route('/assets/*', 'page', /^\/assets\/[^?#]+$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/favicon.ico', 'page', /^\/favicon\.ico$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/.well-known/vanish-receipt-keys.json', 'page', /^\/\.well-known\/vanish-receipt-keys\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
-  route('/r/:id', 'page', /^\/r\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, true),
-  route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, true),
-  route('/:uuid', 'page', /^\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, true),
+  route('/r/:id', 'page', /^\/r\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
+  route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
+  route('/:uuid', 'page', /^\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
 ];
 
 export type RouteMatch =

@@ -42,17 +42,17 @@ const HOP_BY_HOP = new Set([
 const CLIENT_HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'transfer-encoding', 'content-length', 'expect']);
 
 /** The largest upstream 5xx body we read to check its shape. */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /** Errors of the upstream client that mean "no answer in time" (504), not "no answer" (502). */
 const TIMEOUT_CODES = new Set(['UPSTREAM_DEADLINE', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-class UpstreamDeadlineError extends Error {
+export class UpstreamDeadlineError extends Error {
   readonly code = 'UPSTREAM_DEADLINE';
 }
 
 /** Why the relay cancelled an upstream request whose answer nobody wants any more. */
-class ClientGoneError extends Error {
+export class ClientGoneError extends Error {
   readonly code = 'CLIENT_GONE';
 }
 
@@ -69,25 +69,9 @@ class ClientGoneError extends Error {
  */
 export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandler {
   const { logger, dispatcher } = options;
-  const target = new URL(options.target);
-  const origin = target.origin;
-  const pathPrefix = target.pathname.replace(/\/+$/, '');
+  const { origin, pathPrefix } = upstreamTarget(options.target);
 
-  const fail: RelayFailure = (req, res, err, timedOut) => {
-    const appError = timedOut ? new UpstreamTimeoutError(err) : new UpstreamUnavailableError(err);
-    options.onUpstreamError?.(options.name, appError.code);
-    logger.warn('upstream failed', {
-      requestId: res.locals?.requestId,
-      upstream: options.name,
-      code: appError.code,
-      cause: err.code ?? err.name,
-    });
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    sendError(req, res, appError);
-  };
+  const fail = relayFailure(options);
 
   return (req, res) => {
     forwardedHeaders(req);
@@ -105,8 +89,38 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandl
   };
 }
 
+/** Where an upstream's requests go: its origin, and the path its routes sit under. */
+export function upstreamTarget(target: string): { origin: string; pathPrefix: string } {
+  const url = new URL(target);
+  return { origin: url.origin, pathPrefix: url.pathname.replace(/\/+$/, '') };
+}
+
+/** How a relay answers an upstream that failed: 502, or 504 when timed out; logged and counted. */
+export function relayFailure(options: UpstreamProxyOptions): RelayFailure {
+  return (req, res, err, timedOut) => {
+    const appError = timedOut ? new UpstreamTimeoutError(err) : new UpstreamUnavailableError(err);
+    options.onUpstreamError?.(options.name, appError.code);
+    options.logger.warn('upstream failed', {
+      requestId: res.locals?.requestId,
+      upstream: options.name,
+      code: appError.code,
+      cause: err.code ?? err.name,
+    });
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(req, res, appError);
+  };
+}
+
+/** Whether an upstream error means "no answer in time" (504) rather than "no answer" (502). */
+export function isTimeout(err: Error & { code?: string }): boolean {
+  return err.code !== undefined && TIMEOUT_CODES.has(err.code);
+}
+
 /** The client's request headers minus those of its own connection and body framing (see CLIENT_HOP_HEADERS). */
-function upstreamHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+export function upstreamHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const copy: Record<string, string | string[]> = {};
   for (const name in headers) {
     const value = headers[name];
@@ -116,7 +130,7 @@ function upstreamHeaders(headers: IncomingHttpHeaders): Record<string, string | 
 }
 
 /** The upstream learns who the client is from us alone: a client's own X-Forwarded-* is replaced. */
-function forwardedHeaders(req: Request): void {
+export function forwardedHeaders(req: Request): void {
   req.headers['x-forwarded-for'] = req.ip ?? req.socket.remoteAddress ?? '';
   req.headers['x-forwarded-proto'] = req.protocol;
   if (req.headers.host) req.headers['x-forwarded-host'] = req.headers.host;
@@ -124,10 +138,10 @@ function forwardedHeaders(req: Request): void {
 }
 
 /** How createUpstreamProxy answers a failed relay (502, or 504 when timed out), logged and counted. */
-type RelayFailure = (req: Request, res: Response, err: Error & { code?: string }, timedOut: boolean) => void;
+export type RelayFailure = (req: Request, res: Response, err: Error & { code?: string }, timedOut: boolean) => void;
 
 /** What undici hands a dispatch handler: how to cancel, pause and resume the upstream answer. */
-type DispatchController = Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestStart']>>[0];
+export type DispatchController = Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestStart']>>[0];
 
 /**
  * One relayed request, as undici's dispatch handler. The upstream deadline runs from dispatch until
@@ -231,7 +245,7 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
       this.res.destroy();
       return;
     }
-    this.answering(() => this.fail(this.req, this.res, err, this.timedOut || (err.code !== undefined && TIMEOUT_CODES.has(err.code))));
+    this.answering(() => this.fail(this.req, this.res, err, this.timedOut || isTimeout(err)));
   }
 
   /**
@@ -262,7 +276,7 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
   }
 }
 
-function copyHeaders(headers: IncomingHttpHeaders, res: Response): void {
+export function copyHeaders(headers: IncomingHttpHeaders, res: Response): void {
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
@@ -296,7 +310,7 @@ function firstValue(value: string | string[] | undefined): string | undefined {
  * stack are dropped); anything else (or a body over MAX_ERROR_BODY_BYTES) is replaced by the error
  * its status means.
  */
-function relayServerError(
+export function relayServerError(
   rawBody: Buffer | undefined, headers: IncomingHttpHeaders, req: Request, res: Response, logger: Logger, upstream: string, status: number,
 ): void {
   const body = rawBody === undefined ? undefined : parseErrorShape(rawBody.toString('utf8'));

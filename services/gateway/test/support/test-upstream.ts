@@ -18,6 +18,8 @@ export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 
  */
 export class TestUpstream {
   readonly seen: SeenRequest[] = [];
+  /** Requests whose connection closed before this server answered them (the gateway cancelled them). */
+  abandoned = 0;
   mode: UpstreamMode = 'ok';
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
@@ -54,6 +56,9 @@ export class TestUpstream {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    res.on('close', () => {
+      if (!res.writableFinished) this.abandoned += 1;
+    });
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -63,10 +68,14 @@ export class TestUpstream {
         case 'hang':
           return;
         case 'slow':
-          setTimeout(() => {
-            res.writeHead(200, { 'Content-Type': 'application/json' });
-            res.end(JSON.stringify({ upstream: this.name, slow: true }));
-          }, 400);
+          {
+            // Which request of this server's this answer is for: tells apart answers of shared reads.
+            const sequence = this.seen.length;
+            setTimeout(() => {
+              res.writeHead(200, { 'Content-Type': 'application/json' });
+              res.end(JSON.stringify({ upstream: this.name, slow: true, sequence }));
+            }, 400);
+          }
           return;
         case 'html-500':
           res.writeHead(500, { 'Content-Type': 'text/html' });
