@@ -87,6 +87,15 @@ describe('gateway at the edge: client addresses, CORS, HTTPS, shutdown', () => {
       expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example');
       expect(allowed.headers['access-control-expose-headers']).toMatch(/RateLimit-Remaining/);
       expect(allowed.headers.vary).toMatch(/Origin/);
+      // An upstream's own Vary is added to the gateway's, not put in its place.
+      stats.mode = 'own-headers';
+      try {
+        const varied = await send(`${gw.url}/api/stats.php`, { headers: { Origin: 'https://app.example' } });
+        expect(varied.headers.vary).toBe('Origin, Accept-Language');
+        expect(varied.headers['access-control-allow-origin']).toBe('https://app.example');
+      } finally {
+        stats.mode = 'ok';
+      }
 
       const preflight = await send(`${gw.url}/api/create.php`, {
         method: 'OPTIONS',

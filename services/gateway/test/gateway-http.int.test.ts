@@ -205,6 +205,19 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       expect(page.headers['cache-control']).toBe('no-store');
     });
 
+    it('when an upstream sends headers the gateway sets itself, then the gateway\'s stay; only a page\'s own CSP stands, and Vary passes', async () => {
+      notes.mode = 'own-headers';
+      const api = await send(`${gw.url}/api/view/${NOTE}.php`);
+      expectApiHeaders(api);
+      expect(api.headers['referrer-policy']).toBe('no-referrer');
+      expect(api.headers['ratelimit-remaining']).not.toBe('123456');
+      expect(api.headers.vary).toBe('Accept-Language');
+      const page = await send(`${gw.url}/${NOTE}`);
+      expectPageHeaders(page);
+      expect(page.headers['content-security-policy']).toBe("default-src 'none'; img-src 'self'; frame-ancestors 'none'");
+      expect(page.headers['x-frame-options']).toBe('DENY');
+    });
+
     it('when HEAD is sent where GET works, then it is relayed', async () => {
       const answer = await send(`${gw.url}/api/view/${NOTE}.php`, { method: 'HEAD' });
       expect(answer.status).toBe(200);

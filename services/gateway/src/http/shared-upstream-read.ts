@@ -16,7 +16,6 @@ import {
   type RelayFailure,
   type UpstreamProxyOptions,
 } from './upstream-proxy';
-import { applyAnswerHeaders } from './security-headers';
 
 export interface SharedUpstreamReadOptions extends UpstreamProxyOptions {
   /** Called for each request answered from an upstream read that another request had asked for. */
@@ -214,7 +213,6 @@ class Waiter {
         return;
       }
       copyHeaders(outcome.headers, res);
-      applyAnswerHeaders(req, res);
       res.status(outcome.status).end(outcome.body);
     });
   }

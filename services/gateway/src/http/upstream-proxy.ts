@@ -198,7 +198,6 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
     }
     clearTimeout(this.deadline);
     copyHeaders(headers, res);
-    applyAnswerHeaders(this.req, res);
     res.status(statusCode);
     // Only now: a throw above makes undici report an error, answered 502 rather than a cut connection.
     this.relaying = true;
@@ -276,10 +275,21 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
   }
 }
 
+/**
+ * The upstream's headers onto our answer, whose door (gateway-app.ts) has set the gateway's own
+ * already: DECISIONS 8, API-Version, limits, CORS, HSTS. Those stay as the gateway set them, so they
+ * are set once per request (issue 18); only a page's own Content-Security-Policy takes the place of
+ * the strict default, and a Vary list is added to ours.
+ */
 export function copyHeaders(headers: IncomingHttpHeaders, res: Response): void {
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    if (name === 'vary') {
+      res.vary(Array.isArray(value) ? value.join(', ') : value);
+      continue;
+    }
+    if (name !== 'content-security-policy' && res.hasHeader(name)) continue;
     res.setHeader(name, Array.isArray(value) ? repeatedHeader(name, value) : value);
   }
 }

@@ -9,7 +9,7 @@ export interface SeenRequest {
   body: Buffer;
 }
 
-export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500' | 'stalled-503' | 'stalled-200' | 'repeated-headers' | 'repeated-retry-after-503';
+export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500' | 'stalled-503' | 'stalled-200' | 'repeated-headers' | 'repeated-retry-after-503' | 'own-headers';
 
 /**
  * A trivial HTTP server standing in for notes, stats or mailer in component tests (a real
@@ -103,6 +103,20 @@ export class TestUpstream {
         case 'repeated-retry-after-503':
           res.writeHead(503, ['Content-Type', 'application/json', 'Retry-After', '7', 'Retry-After', '9']);
           res.end(JSON.stringify({ error: 'Database down', code: 'SERVICE_UNAVAILABLE', details: { parameter: null, message: 'Database down' } }));
+          return;
+        case 'own-headers':
+          // Headers the gateway sets itself, as an upstream might send them too, and a page's own CSP.
+          res.writeHead(200, {
+            'Content-Type': 'application/json',
+            'Content-Security-Policy': "default-src 'none'; img-src 'self'; frame-ancestors 'none'",
+            'Cache-Control': 'public, max-age=60',
+            'API-Version': '0.0.1',
+            'X-Frame-Options': 'SAMEORIGIN',
+            'RateLimit-Remaining': '123456',
+            'Referrer-Policy': 'unsafe-url',
+            Vary: 'Accept-Language',
+          });
+          res.end(JSON.stringify({ upstream: this.name }));
           return;
         case 'shaped-503':
           res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '7' });

@@ -1,0 +1,54 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.ROUTES = void 0;
+exports.matchRoute = matchRoute;
+exports.allowedMethods = allowedMethods;
+exports.redactPath = redactPath;
+const route = (template, kind, pattern, upstream, methods, { secretPath = false, sharedRead = false } = {}) => ({ template, kind, pattern, upstream, methods, secretPath, sharedRead, allow: [...Object.keys(methods), 'OPTIONS'].join(', ') });
+/**
+ * The gateway's whole public surface (brief "Web routes" and "API"; DECISIONS 5 for the limits).
+ * Order matters: the first match wins, and `/:uuid` (any single segment) comes last.
+ */
+exports.ROUTES = [
+    route('/api/create.php', 'api', /^\/api\/create\.php$/, 'notes', { POST: 'create' }),
+    route('/api/view/:uuid.php', 'api', /^\/api\/view\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
+    // Receipts (DECISIONS 12): reads count as views (DECISIONS 5), the id is a secret path.
+    route('/api/receipt/:id.php', 'api', /^\/api\/receipt\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
+    route('/api/stats.php', 'api', /^\/api\/stats\.php$/, 'stats', { GET: 'stats', HEAD: 'stats' }, { sharedRead: true }),
+    route('/api/openapi.json', 'api', /^\/api\/openapi\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
+    route('/', 'page', /^\/$/, 'notes', { GET: undefined, HEAD: undefined, POST: 'create' }),
+    route('/assets/*', 'page', /^\/assets\/[^?#]+$/, 'notes', { GET: undefined, HEAD: undefined }),
+    route('/favicon.ico', 'page', /^\/favicon\.ico$/, 'notes', { GET: undefined, HEAD: undefined }),
+    route('/.well-known/vanish-receipt-keys.json', 'page', /^\/\.well-known\/vanish-receipt-keys\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
+    route('/r/:id', 'page', /^\/r\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
+    route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
+    route('/:uuid', 'page', /^\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
+];
+/** Matches a path (without query string) against the table; unknown paths are named, never echoed. */
+function matchRoute(path) {
+    const isApi = path === '/api' || path.startsWith('/api/');
+    for (const candidate of exports.ROUTES) {
+        if ((candidate.kind === 'api') === isApi && candidate.pattern.test(path))
+            return { found: true, route: candidate };
+    }
+    return { found: false, kind: isApi ? 'api' : 'page', template: isApi ? '/api/*' : '/*' };
+}
+/** The methods a route answers, as an Allow header lists them (OPTIONS always). */
+function allowedMethods(matched) {
+    return [...Object.keys(matched.methods), 'OPTIONS'];
+}
+const UUID_LIKE = /[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}/gi;
+/** A run long enough to be (part of) a secret: an unsubscribe token's parts, a mangled uuid. */
+const TOKEN_LIKE = /[0-9A-Za-z_-]{16,}/g;
+/**
+ * The path as it may appear in a log (DECISIONS 1): the template for secret paths, otherwise
+ * the path without query string, with escaped ASCII decoded first (so `%33%66...` cannot smuggle a
+ * uuid past), anything uuid-shaped or token-long replaced, and bounded in length.
+ */
+function redactPath(path, match) {
+    if (match.found && match.route.secretPath)
+        return match.route.template;
+    const bare = (path.split('?')[0] ?? '').replace(/%([0-7][0-9a-f])/gi, (_escape, hex) => String.fromCharCode(parseInt(hex, 16)));
+    return bare.replace(UUID_LIKE, ':uuid').replace(TOKEN_LIKE, ':redacted').slice(0, 200);
+}
+//# sourceMappingURL=route-table.js.map

@@ -1,0 +1,347 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.ClientGoneError = exports.UpstreamDeadlineError = exports.MAX_ERROR_BODY_BYTES = void 0;
+exports.createUpstreamProxy = createUpstreamProxy;
+exports.upstreamTarget = upstreamTarget;
+exports.relayFailure = relayFailure;
+exports.isTimeout = isTimeout;
+exports.upstreamHeaders = upstreamHeaders;
+exports.forwardedHeaders = forwardedHeaders;
+exports.copyHeaders = copyHeaders;
+exports.relayServerError = relayServerError;
+const common_1 = require("@vanish/common");
+const send_error_1 = require("./send-error");
+const security_headers_1 = require("./security-headers");
+/**
+ * Headers that describe one hop, never copied from an upstream answer to ours. X-Request-Id is the
+ * gateway's own (set before the request was relayed, and forwarded upstream): the upstream's copy
+ * would replace it, in lower case.
+ */
+const HOP_BY_HOP = new Set([
+    'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade',
+    'x-powered-by', 'x-request-id',
+]);
+/**
+ * Headers of the client's request not sent on ours to the upstream: those of the client's connection
+ * (the upstream connection is the agent's, kept alive whatever the client asked of its own), and those
+ * that framed the client's body. The body guard has read the body whole, so it goes upstream with its
+ * own Content-Length (undici sets it), and a client's `Expect: 100-continue` was answered by us.
+ */
+const CLIENT_HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'transfer-encoding', 'content-length', 'expect']);
+/** The largest upstream 5xx body we read to check its shape. */
+exports.MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** Errors of the upstream client that mean "no answer in time" (504), not "no answer" (502). */
+const TIMEOUT_CODES = new Set(['UPSTREAM_DEADLINE', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+class UpstreamDeadlineError extends Error {
+    code = 'UPSTREAM_DEADLINE';
+}
+exports.UpstreamDeadlineError = UpstreamDeadlineError;
+/** Why the relay cancelled an upstream request whose answer nobody wants any more. */
+class ClientGoneError extends Error {
+    code = 'CLIENT_GONE';
+}
+exports.ClientGoneError = ClientGoneError;
+/**
+ * One upstream, relayed with undici's dispatcher through the shared keep-alive agent (the upstream
+ * connection is reused instead of opened per request), a deadline for the upstream's answer (504),
+ * refused or broken connections as 502, and answers rewritten on the way out: DECISIONS 8 headers
+ * are enforced, hop-by-hop headers dropped, and a 5xx body that is not our error shape (an HTML
+ * stack trace, say) is replaced, so no upstream internals ever reach a client.
+ *
+ * (Until issue 18 this went through http-proxy-middleware, then through node:http's client; undici's
+ * dispatcher, driven by a handler that writes straight into our answer, costs about a third less per
+ * relayed request: docs/performance.md.)
+ */
+function createUpstreamProxy(options) {
+    const { logger, dispatcher } = options;
+    const { origin, pathPrefix } = upstreamTarget(options.target);
+    const fail = relayFailure(options);
+    return (req, res) => {
+        forwardedHeaders(req);
+        const body = res.locals.body;
+        const relay = new UpstreamRelay(req, res, logger, options.name, options.timeoutMs, fail);
+        try {
+            dispatcher.dispatch({
+                origin, path: pathPrefix + req.url, method: req.method, headers: upstreamHeaders(req.headers),
+                body: body && body.length > 0 ? body : null,
+            }, relay);
+        }
+        catch (err) {
+            // undici refuses some paths and header values that the client's request carried.
+            relay.onResponseError(undefined, err);
+        }
+    };
+}
+/** Where an upstream's requests go: its origin, and the path its routes sit under. */
+function upstreamTarget(target) {
+    const url = new URL(target);
+    return { origin: url.origin, pathPrefix: url.pathname.replace(/\/+$/, '') };
+}
+/** How a relay answers an upstream that failed: 502, or 504 when timed out; logged and counted. */
+function relayFailure(options) {
+    return (req, res, err, timedOut) => {
+        const appError = timedOut ? new common_1.UpstreamTimeoutError(err) : new common_1.UpstreamUnavailableError(err);
+        options.onUpstreamError?.(options.name, appError.code);
+        options.logger.warn('upstream failed', {
+            requestId: res.locals?.requestId,
+            upstream: options.name,
+            code: appError.code,
+            cause: err.code ?? err.name,
+        });
+        if (res.headersSent) {
+            res.destroy();
+            return;
+        }
+        (0, send_error_1.sendError)(req, res, appError);
+    };
+}
+/** Whether an upstream error means "no answer in time" (504) rather than "no answer" (502). */
+function isTimeout(err) {
+    return err.code !== undefined && TIMEOUT_CODES.has(err.code);
+}
+/** The client's request headers minus those of its own connection and body framing (see CLIENT_HOP_HEADERS). */
+function upstreamHeaders(headers) {
+    const copy = {};
+    for (const name in headers) {
+        const value = headers[name];
+        if (value !== undefined && !CLIENT_HOP_HEADERS.has(name))
+            copy[name] = value;
+    }
+    return copy;
+}
+/** The upstream learns who the client is from us alone: a client's own X-Forwarded-* is replaced. */
+function forwardedHeaders(req) {
+    req.headers['x-forwarded-for'] = req.ip ?? req.socket.remoteAddress ?? '';
+    req.headers['x-forwarded-proto'] = req.protocol;
+    if (req.headers.host)
+        req.headers['x-forwarded-host'] = req.headers.host;
+    if (req.headers.forwarded !== undefined)
+        delete req.headers.forwarded;
+}
+/**
+ * One relayed request, as undici's dispatch handler. The upstream deadline runs from dispatch until
+ * the answer's headers (until its end for a 5xx, whose body is read whole to check its shape); a
+ * client that leaves before its answer was written cancels the upstream request; an answer body is
+ * written into ours as it comes, paused while the client's socket is full.
+ */
+class UpstreamRelay {
+    req;
+    res;
+    logger;
+    upstream;
+    fail;
+    controller;
+    deadline;
+    timedOut = false;
+    /** The client went away, or we answered it already (a 504 at the deadline): upstream events are ignored. */
+    finished = false;
+    relaying = false;
+    waitingForDrain = false;
+    /** An upstream 5xx, read whole before anything is answered. */
+    serverError;
+    constructor(req, res, logger, upstream, timeoutMs, fail) {
+        this.req = req;
+        this.res = res;
+        this.logger = logger;
+        this.upstream = upstream;
+        this.fail = fail;
+        this.deadline = setTimeout(() => this.deadlinePassed(), timeoutMs);
+        res.once('close', () => {
+            clearTimeout(this.deadline);
+            // The client went away before its answer was written: the upstream's is not wanted.
+            if (res.writableFinished || this.finished)
+                return;
+            this.finished = true;
+            this.cancel(new ClientGoneError('client gone'));
+        });
+    }
+    onRequestStart(controller) {
+        this.controller = controller;
+        if (this.finished)
+            controller.abort(new ClientGoneError('answered before the upstream was asked'));
+    }
+    onResponseStart(controller, statusCode, headers) {
+        if (statusCode < 200 || this.finished)
+            return;
+        const { res } = this;
+        if (res.headersSent || res.destroyed) {
+            this.finished = true;
+            controller.abort(new ClientGoneError('answer already sent'));
+            return;
+        }
+        if (statusCode >= 500) {
+            // Read whole before anything is answered; the deadline keeps running over the body.
+            this.serverError = { status: statusCode, headers, chunks: [], bytes: 0 };
+            return;
+        }
+        clearTimeout(this.deadline);
+        copyHeaders(headers, res);
+        (0, security_headers_1.applyAnswerHeaders)(this.req, res);
+        res.status(statusCode);
+        // Only now: a throw above makes undici report an error, answered 502 rather than a cut connection.
+        this.relaying = true;
+    }
+    onResponseData(controller, chunk) {
+        if (this.finished)
+            return;
+        const { serverError } = this;
+        if (serverError) {
+            serverError.bytes += chunk.length;
+            if (serverError.bytes <= exports.MAX_ERROR_BODY_BYTES)
+                serverError.chunks.push(chunk);
+            return;
+        }
+        if (this.res.write(chunk) || this.waitingForDrain)
+            return;
+        controller.pause();
+        this.waitingForDrain = true;
+        this.res.once('drain', () => {
+            this.waitingForDrain = false;
+            controller.resume();
+        });
+    }
+    onResponseEnd() {
+        clearTimeout(this.deadline);
+        if (this.finished)
+            return;
+        this.finished = true;
+        this.answering(() => {
+            const { serverError } = this;
+            if (serverError) {
+                const body = serverError.bytes > exports.MAX_ERROR_BODY_BYTES ? undefined : Buffer.concat(serverError.chunks);
+                relayServerError(body, serverError.headers, this.req, this.res, this.logger, this.upstream, serverError.status);
+                return;
+            }
+            this.res.end();
+        });
+    }
+    onResponseError(_controller, err) {
+        clearTimeout(this.deadline);
+        if (this.finished)
+            return; // nobody to answer, or answered already
+        this.finished = true;
+        // A broken upstream body cuts the client's answer; before the answer started, the client gets 502 or 504.
+        if (this.relaying) {
+            this.res.destroy();
+            return;
+        }
+        this.answering(() => this.fail(this.req, this.res, err, this.timedOut || isTimeout(err)));
+    }
+    /**
+     * Answers the client from inside undici's callbacks (or the deadline's timer), which must not
+     * throw: undici turns a throw in onResponseEnd into onResponseError, and one in onResponseError
+     * into an 'error' event nobody listens for. A failure here cuts the client's connection, logged.
+     */
+    answering(answer) {
+        try {
+            answer();
+        }
+        catch (err) {
+            this.logger.error('the relay could not answer; connection cut', { requestId: this.res.locals?.requestId, upstream: this.upstream, err: err.message });
+            this.res.destroy();
+        }
+    }
+    deadlinePassed() {
+        if (this.finished)
+            return;
+        this.timedOut = true;
+        const err = new UpstreamDeadlineError(this.serverError ? `upstream ${this.serverError.status} body deadline` : 'upstream deadline');
+        // Answered now, not when undici reports the cancel: a request still waiting for a connection has no controller yet.
+        this.onResponseError(undefined, err);
+        this.cancel(err);
+    }
+    cancel(reason) {
+        if (this.controller && !this.controller.aborted)
+            this.controller.abort(reason);
+    }
+}
+function copyHeaders(headers, res) {
+    for (const name in headers) {
+        const value = headers[name];
+        if (value === undefined || HOP_BY_HOP.has(name))
+            continue;
+        res.setHeader(name, Array.isArray(value) ? repeatedHeader(name, value) : value);
+    }
+}
+/**
+ * Headers a message may carry once: a repeat is dropped, as node:http's own client does (the relay
+ * used it until issue 18); undici hands every repeat over as an array.
+ */
+const SINGLE_VALUED = new Set([
+    'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host', 'if-modified-since',
+    'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'referer', 'retry-after',
+    'server', 'user-agent',
+]);
+/** A repeated header as node:http reads it: Set-Cookie stays a list, a single-valued header keeps its first, others join. */
+function repeatedHeader(name, values) {
+    if (name === 'set-cookie')
+        return values;
+    if (SINGLE_VALUED.has(name))
+        return values[0] ?? '';
+    return values.join(', ');
+}
+function firstValue(value) {
+    return Array.isArray(value) ? value[0] : value;
+}
+/**
+ * A 5xx passes only when its body is our error shape (re-serialised, so extra fields such as a
+ * stack are dropped); anything else (or a body over MAX_ERROR_BODY_BYTES) is replaced by the error
+ * its status means.
+ */
+function relayServerError(rawBody, headers, req, res, logger, upstream, status) {
+    const body = rawBody === undefined ? undefined : parseErrorShape(rawBody.toString('utf8'));
+    const retryAfter = firstValue(headers['retry-after']);
+    if (body) {
+        // A browser on a web route gets the gateway's page for that error, in its language, not the JSON.
+        if ((0, send_error_1.wantsPage)(req, res)) {
+            (0, send_error_1.sendError)(req, res, new RelayedError(status, body.code, body.error, typeof retryAfter === 'string' ? { 'Retry-After': retryAfter } : {}));
+            return;
+        }
+        if (typeof retryAfter === 'string')
+            res.setHeader('Retry-After', retryAfter);
+        (0, security_headers_1.applyAnswerHeaders)(req, res);
+        res.status(status).json(body);
+        return;
+    }
+    logger.warn('upstream answered a 5xx that is not in the error shape; replaced', { upstream, status });
+    (0, send_error_1.sendError)(req, res, replacementFor(status, retryAfter));
+}
+/** An upstream's own 5xx in our error shape, relayed with its status, code and Retry-After. */
+class RelayedError extends common_1.AppError {
+    statusCode;
+    constructor(statusCode, code, message, headers) {
+        super(code, message, { headers });
+        this.statusCode = statusCode;
+    }
+}
+function replacementFor(status, retryAfter) {
+    if (status === 503) {
+        const seconds = typeof retryAfter === 'string' && /^\d+$/.test(retryAfter) ? Number(retryAfter) : 5;
+        return new common_1.ServiceUnavailableError(undefined, undefined, seconds);
+    }
+    if (status === 504)
+        return new common_1.UpstreamTimeoutError();
+    if (status === 502)
+        return new common_1.UpstreamUnavailableError();
+    return new common_1.InternalError();
+}
+function parseErrorShape(text) {
+    try {
+        const value = JSON.parse(text);
+        if (typeof value !== 'object' || value === null)
+            return undefined;
+        const { error, code, details } = value;
+        if (typeof error !== 'string' || typeof code !== 'string' || !/^[A-Z][A-Z0-9_]{1,63}$/.test(code))
+            return undefined;
+        if (typeof details !== 'object' || details === null)
+            return undefined;
+        const { parameter, message } = details;
+        if (typeof message !== 'string' || (parameter !== null && typeof parameter !== 'string'))
+            return undefined;
+        return { error, code, details: { parameter: parameter, message } };
+    }
+    catch {
+        return undefined;
+    }
+}
+//# sourceMappingURL=upstream-proxy.js.map
