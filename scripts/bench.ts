@@ -1,7 +1,8 @@
 // `npm run bench`: throughput and latency of the system as separate processes on real MariaDB, Redis and
 // RabbitMQ, against a bare express hello-world measured in the same run (the yardstick).
 //   (a) yardstick: bare express hello-world
-//   (b) gateway hop: the gateway (Redis limit check, keep-alive proxy) in front of a trivial upstream
+//   (b) gateway hop: the gateway (Redis limit check, keep-alive proxy) in front of a trivial upstream, then
+//       the relay floor: a relay that does nothing but relay, in front of the same upstream (the hop's ceiling)
 //   (c) full topology: gateway + notes + stats + mailer, limits raised: metadata read, create, stats
 // Every scenario is measured twice, by autocannon and then by wrk (Debian's, when installed), so that a
 // client's own CPU does not decide a result. Plus: event lag (creation → stats counter) p50/p99 under the
@@ -42,6 +43,25 @@ const note = { success: true, note: { uuid: '00000000-0000-4000-8000-00000000000
   expires_at: '2030-01-01 00:00:00', max_views: 100, current_views: 0, is_destroyed: false, created_at: '2029-12-31 00:00:00' } };
 app.use((req, res) => { res.set('API-Version', '1.2.0'); res.json(note); });
 listen(app, Number(process.env.PORT), '127.0.0.1');
+`;
+
+// The least any Node gateway costs on this machine: node:http in front, undici's pooled client behind,
+// and nothing else (no limit, no express, no headers, ids, logs or metrics). Not a design: the ceiling
+// that the gateway hop's ratio is read against (docs/performance.md).
+const RELAY_FLOOR_JS = `
+const http = require('node:http');
+const { Agent } = require('undici');
+const agent = new Agent({ keepAliveTimeout: 4000 });
+const origin = process.env.UPSTREAM_URL;
+http.createServer((req, res) => {
+  agent.dispatch({ origin, path: req.url, method: req.method, headers: {} }, {
+    onRequestStart() {},
+    onResponseStart(_c, status, headers) { res.writeHead(status, { 'content-type': headers['content-type'], 'content-length': headers['content-length'] }); },
+    onResponseData(_c, chunk) { res.write(chunk); },
+    onResponseEnd() { res.end(); },
+    onResponseError(_c, err) { res.statusCode = 502; res.end(String(err.message)); },
+  });
+}).listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
 interface Scenario extends LoadResult {
@@ -101,7 +121,7 @@ async function startYardstick(logDir: string): Promise<(label: string) => Promis
   return (label) => warmAndMeasure({ scenario: `yardstick: bare express hello-world (${label})`, url: `http://127.0.0.1:${port}/`, connections: CONNECTIONS, durationSeconds: DURATION }, [child]);
 }
 
-async function gatewayHop(logDir: string, dataDir: string): Promise<{ result: LoadResult; rss?: number }> {
+async function gatewayHop(logDir: string, dataDir: string): Promise<{ result: LoadResult; floor: LoadResult; rss?: number }> {
   const upstreamPort = await freePort();
   const upstream = startNode('trivial-upstream', ['-e', TRIVIAL_UPSTREAM_JS], { PORT: String(upstreamPort) }, logDir);
   children.push(upstream);
@@ -124,8 +144,18 @@ async function gatewayHop(logDir: string, dataDir: string): Promise<{ result: Lo
   }, [gateway, upstream]);
   const rss = rssMb(gateway.process.pid);
   await gateway.stop();
+  const floorPort = await freePort();
+  const floor = startNode('relay-floor', ['-e', RELAY_FLOOR_JS], { PORT: String(floorPort), UPSTREAM_URL: upstreamUrl }, logDir);
+  children.push(floor);
+  await waitReady(floor, `http://127.0.0.1:${floorPort}/`);
+  const floorResult = await warmAndMeasure({
+    scenario: 'relay floor: node:http + undici to the same upstream, nothing else',
+    url: `http://127.0.0.1:${floorPort}/api/view/00000000-0000-4000-8000-000000000000.php`,
+    connections: CONNECTIONS, durationSeconds: DURATION,
+  }, [floor, upstream]);
+  await floor.stop();
   await upstream.stop();
-  return { result, rss };
+  return { result, floor: floorResult, rss };
 }
 
 interface FullTopology {
@@ -238,7 +268,7 @@ async function main(): Promise<void> {
     const measureYardstick = await startYardstick(logDir);
     scenarios.push(await measureYardstick('start'));
     const hop = await gatewayHop(logDir, dataDir);
-    scenarios.push(hop.result);
+    scenarios.push(hop.result, hop.floor);
     hopRss = hop.rss;
     if (process.env.BENCH_SKIP_FULL !== '1') {
       full = await fullTopology(logDir, dataDir);
@@ -280,7 +310,7 @@ async function main(): Promise<void> {
       ' wrk requests/s | wrk p50 ms | wrk p99 ms | wrk errors | wrk ratio to wrk\'s yardstick | CPU ms/request (services, under wrk) | wrk CPU ms/request |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...scenarios.map((s) => `| ${s.scenario} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${s.errors} | ` +
-      `${fmt((s.ratio ?? 0) * 100)}% | ${fmt(s.cpuMsPerRequest ?? NaN, 2)} | ${s.scenario.startsWith('yardstick') || s.scenario.startsWith('gateway hop') ? '' : fmt(s.dbCpuMsPerRequest ?? NaN, 2)} | ${fmt(s.loaderCpuMsPerRequest ?? NaN, 2)} | ` +
+      `${fmt((s.ratio ?? 0) * 100)}% | ${fmt(s.cpuMsPerRequest ?? NaN, 2)} | ${/^(yardstick|gateway hop|relay floor)/.test(s.scenario) ? '' : fmt(s.dbCpuMsPerRequest ?? NaN, 2)} | ${fmt(s.loaderCpuMsPerRequest ?? NaN, 2)} | ` +
       wrkCells(s.wrk)),
   ];
   const lines: string[] = [];
@@ -336,6 +366,13 @@ async function main(): Promise<void> {
     for (const [name, mb] of Object.entries(full.rss)) if (mb !== undefined) lines.push(goalLine(`RSS ${name}`, mb, 150, ' MB', true));
     const errors = scenarios.reduce((sum, s) => sum + s.errors + (s.wrk?.errors ?? 0), 0);
     lines.push(`| errors in all scenarios (autocannon and wrk) | 0 | ${errors} | ${errors === 0 ? 'met' : '**missed**'} |`);
+    const floor = scenarios.find((x) => x.scenario.startsWith('relay floor'));
+    if (floor) {
+      lines.push('');
+      lines.push(`The relay floor (a relay that does nothing but relay) reached ${fmt(share(floor))} % of the yardstick ` +
+        `(${fmt(wrkShare(floor))} % with wrk): no gateway with limits, headers, ids, logs and metrics can pass that here. ` +
+        `The gateway hop reached ${fmt(share(hop) / Math.max(share(floor), 1e-9) * 100)} % of the floor.`);
+    }
   }
   lines.push('');
   lines.push('![throughput and latency per scenario](performance.svg)');
