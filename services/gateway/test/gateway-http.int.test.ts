@@ -7,7 +7,7 @@ import { PERMISSIONS_POLICY } from '@vanish/common';
 import { checkApiAnswer } from '@vanish/testkit/openapi';
 import { startGateway, type RunningGateway } from './support/gateway-harness';
 import { send, type Answer } from './support/http-client';
-import { TestUpstream, type UpstreamMode } from './support/test-upstream';
+import { TestUpstreams, type UpstreamMode } from './support/test-upstream';
 
 const NOTE = '3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b';
 const json = { 'Content-Type': 'application/json' };
@@ -58,17 +58,14 @@ function chunkedBody(total: number, chunkSize = 64 * 1024): Readable {
 }
 
 describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream failures)', () => {
-  const notes = new TestUpstream('notes');
-  const stats = new TestUpstream('stats');
-  const mailer = new TestUpstream('mailer');
+  const upstreams = new TestUpstreams();
+  const { notes, stats } = upstreams;
   let gw: RunningGateway;
 
   beforeAll(async () => {
-    await Promise.all([notes.start(), stats.start(), mailer.start()]);
+    await upstreams.start();
     gw = await startGateway({
-      NOTES_URL: notes.url,
-      STATS_URL: stats.url,
-      MAILER_URL: mailer.url,
+      ...upstreams.env,
       UPSTREAM_TIMEOUT_MS: '700',
       RATE_LIMIT_CREATE_PER_HOUR: '1000',
       RATE_LIMIT_VIEW_PER_HOUR: '1000',
@@ -78,7 +75,7 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
 
   afterAll(async () => {
     await gw.stop();
-    await Promise.all([notes.stop(), stats.stop(), mailer.stop()]);
+    await upstreams.stop();
   });
 
   beforeEach(() => {

@@ -1,6 +1,6 @@
 import { startGateway, type RunningGateway } from './support/gateway-harness';
 import { send, type Answer } from './support/http-client';
-import { TestUpstream } from './support/test-upstream';
+import { TestUpstreams } from './support/test-upstream';
 
 /**
  * GETs of /api/stats.php share upstream reads (docs/gateway.md, Shared reads): in-process gateway
@@ -29,35 +29,28 @@ function joinsCounted(metrics: string): number {
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
-function startGatewayFor(upstreams: { notes: TestUpstream; stats: TestUpstream; mailer: TestUpstream }, timeoutMs: number): Promise<RunningGateway> {
-  return startGateway({
-    NOTES_URL: upstreams.notes.url,
-    STATS_URL: upstreams.stats.url,
-    MAILER_URL: upstreams.mailer.url,
-    UPSTREAM_TIMEOUT_MS: String(timeoutMs),
-    RATE_LIMIT_STATS_PER_HOUR: '1000',
-    RATE_LIMIT_VIEW_PER_HOUR: '1000',
+/** Upstreams on their own ports and a gateway in front of them, for one describe block. */
+function gatewayInFrontOfUpstreams(timeoutMs: number): { upstreams: TestUpstreams; gateway: () => RunningGateway } {
+  const upstreams = new TestUpstreams();
+  let gw: RunningGateway | undefined;
+  beforeAll(async () => {
+    await upstreams.start();
+    gw = await startGateway({ ...upstreams.env, UPSTREAM_TIMEOUT_MS: String(timeoutMs), RATE_LIMIT_STATS_PER_HOUR: '1000', RATE_LIMIT_VIEW_PER_HOUR: '1000' });
   });
+  afterAll(async () => {
+    await gw?.stop();
+    await upstreams.stop();
+  });
+  return { upstreams, gateway: () => gw! };
 }
 
 describe('gateway: concurrent GETs of the statistics share upstream reads', () => {
-  const notes = new TestUpstream('notes');
-  const stats = new TestUpstream('stats');
-  const mailer = new TestUpstream('mailer');
+  // Above twice the slow upstream's 400 ms: a client who arrives while a read is under way waits for it and the next.
+  const { upstreams: { stats }, gateway } = gatewayInFrontOfUpstreams(1500);
   let gw: RunningGateway;
 
-  beforeAll(async () => {
-    await Promise.all([notes.start(), stats.start(), mailer.start()]);
-    // Above twice the slow upstream's 400 ms: a client who arrives while a read is under way waits for it and the next.
-    gw = await startGatewayFor({ notes, stats, mailer }, 1500);
-  });
-
-  afterAll(async () => {
-    await gw.stop();
-    await Promise.all([notes.stop(), stats.stop(), mailer.stop()]);
-  });
-
   beforeEach(() => {
+    gw = gateway();
     stats.mode = 'ok';
     stats.seen.length = 0;
   });
@@ -150,23 +143,11 @@ describe('gateway: concurrent GETs of the statistics share upstream reads', () =
 });
 
 describe('gateway: a shared read that nobody waits for any more', () => {
-  const notes = new TestUpstream('notes');
-  const stats = new TestUpstream('stats');
-  const mailer = new TestUpstream('mailer');
-  let gw: RunningGateway;
-
-  beforeAll(async () => {
-    await Promise.all([notes.start(), stats.start(), mailer.start()]);
-    // A deadline far beyond the test: a cancelled upstream request can only be the clients' doing.
-    gw = await startGatewayFor({ notes, stats, mailer }, 60_000);
-  });
-
-  afterAll(async () => {
-    await gw.stop();
-    await Promise.all([notes.stop(), stats.stop(), mailer.stop()]);
-  });
+  // A deadline far beyond the test: a cancelled upstream request can only be the clients' doing.
+  const { upstreams: { stats }, gateway } = gatewayInFrontOfUpstreams(60_000);
 
   it('when every client waiting for a read has gone, then its upstream request is cancelled, and the next client gets a read of its own', async () => {
+    const gw = gateway();
     stats.mode = 'hang';
     const leaving = [send(`${gw.url}${STATS}`, { timeoutMs: 100 }), send(`${gw.url}${STATS}`, { timeoutMs: 100 })];
     for (const gone of leaving) await expect(gone).rejects.toThrow(/no answer/);

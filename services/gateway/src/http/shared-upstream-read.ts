@@ -3,6 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '@vanish/common';
 import {
+  answerOrCut,
   ClientGoneError,
   copyHeaders,
   forwardedHeaders,
@@ -217,13 +218,8 @@ class Waiter {
     });
   }
 
-  /** As the relay's: a failure while answering cuts this client's connection, logged, and touches no other waiter. */
+  /** A failure while answering cuts this client's connection, logged, and touches no other waiter. */
   private answering(answer: () => void): void {
-    try {
-      answer();
-    } catch (err) {
-      this.logger.error('the relay could not answer; connection cut', { requestId: this.res.locals?.requestId, upstream: this.upstream, err: (err as Error).message });
-      this.res.destroy();
-    }
+    answerOrCut(this.res, this.logger, this.upstream, answer);
   }
 }

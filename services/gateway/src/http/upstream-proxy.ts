@@ -247,18 +247,8 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
     this.answering(() => this.fail(this.req, this.res, err, this.timedOut || isTimeout(err)));
   }
 
-  /**
-   * Answers the client from inside undici's callbacks (or the deadline's timer), which must not
-   * throw: undici turns a throw in onResponseEnd into onResponseError, and one in onResponseError
-   * into an 'error' event nobody listens for. A failure here cuts the client's connection, logged.
-   */
   private answering(answer: () => void): void {
-    try {
-      answer();
-    } catch (err) {
-      this.logger.error('the relay could not answer; connection cut', { requestId: this.res.locals?.requestId, upstream: this.upstream, err: (err as Error).message });
-      this.res.destroy();
-    }
+    answerOrCut(this.res, this.logger, this.upstream, answer);
   }
 
   private deadlinePassed(): void {
@@ -281,6 +271,20 @@ class UpstreamRelay implements Dispatcher.DispatchHandler {
  * are set once per request (issue 18); only a page's own Content-Security-Policy takes the place of
  * the strict default, and a Vary list is added to ours.
  */
+/**
+ * Answers a client from inside undici's callbacks (or a deadline's timer), which must not throw:
+ * undici turns a throw in onResponseEnd into onResponseError, and one in onResponseError into an
+ * 'error' event nobody listens for. A failure here cuts this client's connection, logged.
+ */
+export function answerOrCut(res: Response, logger: Logger, upstream: string, answer: () => void): void {
+  try {
+    answer();
+  } catch (err) {
+    logger.error('the relay could not answer; connection cut', { requestId: res.locals?.requestId, upstream, err: (err as Error).message });
+    res.destroy();
+  }
+}
+
 export function copyHeaders(headers: IncomingHttpHeaders, res: Response): void {
   for (const name in headers) {
     const value = headers[name];

@@ -129,3 +129,23 @@ export class TestUpstream {
     });
   }
 }
+
+/** Stand-ins for the three services a gateway relays to, and the gateway settings that point at them. */
+export class TestUpstreams {
+  readonly notes = new TestUpstream('notes');
+  readonly stats = new TestUpstream('stats');
+  readonly mailer = new TestUpstream('mailer');
+
+  get env(): Record<string, string> {
+    return { NOTES_URL: this.notes.url, STATS_URL: this.stats.url, MAILER_URL: this.mailer.url };
+  }
+
+  async start(): Promise<this> {
+    await Promise.all([this.notes.start(), this.stats.start(), this.mailer.start()]);
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.notes.stop(), this.stats.stop(), this.mailer.stop()]);
+  }
+}
