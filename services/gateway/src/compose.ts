@@ -91,7 +91,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     timeoutMs: config.upstreamTimeoutMs,
     logger: proxyLogger,
     onUpstreamError: (upstream: string, code: string) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),
-    onJoined: (upstream: string) => gatewayMetrics.sharedReadJoins.inc({ upstream }),
+    onJoined: (upstream: string, count: number) => gatewayMetrics.sharedReadJoins.inc({ upstream }, count),
   });
   const perUpstream = (relay: (name: UpstreamName) => RequestHandler): Record<UpstreamName, RequestHandler> =>
     Object.fromEntries((Object.keys(upstreams) as UpstreamName[]).map((name) => [name, relay(name)])) as Record<UpstreamName, RequestHandler>;

@@ -89,6 +89,15 @@ describe('gateway: concurrent GETs of the statistics share upstream reads', () =
     expect(stats.seen).toHaveLength(3);
   });
 
+  it('when a GET carries a query string, then it is relayed on its own and not shared', async () => {
+    stats.mode = 'slow';
+    const first = send(`${gw.url}${STATS}?a=1`);
+    await until(() => stats.seen.length === 1, 'the first read reached the upstream');
+    const later = await Promise.all(Array.from({ length: 3 }, () => send(`${gw.url}${STATS}?a=1`)));
+    for (const answer of [await first, ...later]) expect(answer.status).toBe(200);
+    expect(stats.seen.map((seen) => seen.url)).toEqual(Array(4).fill(`${STATS}?a=1`));
+  });
+
   it('when HEAD is sent, then it is relayed on its own and not shared', async () => {
     const answers = await Promise.all([send(`${gw.url}${STATS}`, { method: 'HEAD' }), send(`${gw.url}${STATS}`, { method: 'HEAD' })]);
     for (const answer of answers) expect(answer.status).toBe(200);

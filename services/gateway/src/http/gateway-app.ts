@@ -69,7 +69,9 @@ export function createGatewayApp(options: GatewayAppOptions): express.Express {
     bodyGuard(),
     (req, res, next) => {
       const route = res.locals.route as GatewayRoute;
-      const relay = route.sharedRead && req.method === 'GET' ? options.sharedReads : options.proxies;
+      // A query string is the client's own: such a GET is relayed alone (shared reads are keyed by path).
+      const shared = route.sharedRead && req.method === 'GET' && !req.url.includes('?');
+      const relay = shared ? options.sharedReads : options.proxies;
       relay[route.upstream](req, res, next);
     },
   ]));
