@@ -75,10 +75,11 @@ function askHidden(question) {
         value += ch;
       }
     };
-    output.write(question);
+    // Echo off before the question shows, so that nothing typed ahead of it is echoed either.
     input.setRawMode(true);
     input.on('data', onData);
     input.resume();
+    output.write(question);
   });
 }
 
