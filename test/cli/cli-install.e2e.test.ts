@@ -35,7 +35,8 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 
 function run(command: string, args: string[], options: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): Promise<Result> {
   return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    // detached: no controlling terminal, as in a script, so that no prompt can wait on the terminal running the tests.
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });

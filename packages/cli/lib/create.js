@@ -31,6 +31,7 @@ function expiryType(type, views, expires) {
 async function readContent(file, stdin) {
   try {
     if (file !== undefined) return readFileSync(file, 'utf8');
+    if (stdin.isTTY) process.stderr.write('Type the note, then press Ctrl-D on a line of its own (or give --file PATH):\n');
     const chunks = [];
     for await (const chunk of stdin) chunks.push(chunk);
     return Buffer.concat(chunks).toString('utf8');

@@ -10,12 +10,17 @@ const { Refusal, UsageError, shown } = require('./errors');
 const { bodyText, send } = require('./http');
 const { noteLink } = require('./links');
 const { pageError, revealForm, revealedNote } = require('./page');
-const { readingPasscode } = require('./passcode');
+const { askHidden, readingPasscode } = require('./passcode');
 
 const GONE = 'there is no note at this link: it was read to its last view, it expired or was ended, or it never existed';
 const PAGE_HEADERS = { accept: 'text/html', 'accept-language': 'en' };
 
 async function readLink(stdin) {
+  // At a terminal, asked without echo: the key is then neither in `ps` nor on the screen.
+  if (stdin.isTTY) {
+    const typed = await askHidden('The note\'s link (not shown): ');
+    if (typed !== null) return typed;
+  }
   const chunks = [];
   for await (const chunk of stdin) chunks.push(chunk);
   const line = Buffer.concat(chunks).toString('utf8').split(/\r?\n/).find((candidate) => candidate.trim() !== '');

@@ -45,7 +45,8 @@ interface Result { code: number | null; stdout: string; stderr: string }
 
 function vanish(args: string[], stdin = '', env: Record<string, string | undefined> = {}): Promise<Result> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // detached: a session of its own, without the controlling terminal of whoever runs the tests, as in a script.
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined, ...env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
@@ -236,6 +237,19 @@ describe('vanish open through the note page', () => {
     const posted = server.seen.find((req) => req.method === 'POST')!;
     expect(Object.fromEntries(new URLSearchParams(posted.body))).toEqual({ form_token: 'tok.sig', key_check: await keyCheck(key), passcode: 'tty pin' });
     for (const req of server.seen) expect(JSON.stringify(req)).not.toContain(key);
+  });
+
+  it('when no link is given at a terminal, then it is asked without echo too, and neither it nor the key shows', async () => {
+    const key = newKey();
+    const server = await notePages('asked for the link', key, { passcode: 'pin two' });
+    const run = await vanishOnTerminal(['open'], [
+      { after: 'The note\'s link (not shown): ', type: `${server.base}/${UUID}#${key}` },
+      { after: 'This note has a passcode (not shown): ', type: 'pin two' },
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.screen).toContain('asked for the link');
+    expect(run.screen).not.toContain(key);
+    expect(run.screen).not.toContain('pin two');
   });
 
   it('when the link comes on stdin and the passcode from a file, then the exact text goes to --out (mode 600), and an existing file is never overwritten', async () => {
