@@ -42,9 +42,11 @@ function vanish(args: string[], stdin = '', env: Record<string, string> = {}): P
   });
 }
 
-async function createWithCli(text: string, args: string[] = []): Promise<{ link: string; uuid: string; key: string }> {
-  const result = await vanish(['create', '--server', base, ...args], text);
-  expect(result).toMatchObject({ code: 0, stderr: '' });
+async function createWithCli(text: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ link: string; uuid: string; key: string }> {
+  const result = await vanish(['create', '--server', base, ...args], text, env);
+  expect(result.code).toBe(0);
+  // The link alone on stdout; the receipt (for the writer only) on stderr.
+  expect(result.stderr).toContain('Your receipt: keep this, do not share it');
   const link = result.stdout.trim();
   const match = /^(http:\/\/[^#]+)\/([0-9a-f-]{36})#([A-Za-z0-9_-]{43})$/.exec(link);
   if (!match) throw new Error(`not a full link: ${link}`);
@@ -136,7 +138,7 @@ describe('notes sealed by the vanish CLI, opened in Chromium', () => {
   });
 
   it('when the link has no fragment or a wrong one, then the button consumes nothing and counts no lock-out, the page explains, and the right link still works', async () => {
-    const { link, uuid } = await createWithCli('only with the key', ['--passcode', 'pin']);
+    const { link, uuid } = await createWithCli('only with the key', [], { VANISH_PASSCODE: 'pin' });
     const page = await browser.newPage();
 
     await page.goto(link.split('#')[0]!);
@@ -280,7 +282,7 @@ describe('the create page seals in the browser (DECISIONS 13)', () => {
 describe('the vanish CLI against the running service', () => {
   it('when every creation option is given on stdin, then the note has them and the link e-mail (real SMTP) holds the link without the key', async () => {
     const before = sink.messages.length;
-    const result = await vanish(['create', '--views', '4', '--expires', '2', '--passcode', 'pin', '--notify', 'owner@example.com', '--send-link', 'friend@example.com', '--json'], 'with every option', { VANISH_URL: base });
+    const result = await vanish(['create', '--views', '4', '--expires', '2', '--notify', 'owner@example.com', '--send-link', 'friend@example.com', '--json'], 'with every option', { VANISH_URL: base, VANISH_PASSCODE: 'pin' });
     expect(result).toMatchObject({ code: 0, stderr: '' });
     const out = JSON.parse(result.stdout) as { link: string; uuid: string; key: string; max_views: number; has_passcode: boolean };
     expect(out).toMatchObject({ max_views: 4, has_passcode: true });

@@ -1,0 +1,109 @@
+'use strict';
+const { parseArgs } = require('node:util');
+const { create, DEFAULT_SERVER } = require('./create');
+const { Refusal, UsageError } = require('./errors');
+const { VERSION } = require('./http');
+const { open } = require('./open');
+const { ARGV_REFUSAL } = require('./passcode');
+
+const USAGE = `Usage: vanish create [options] [< file]
+       vanish open [options] LINK        (or: vanish open - < file-with-the-link)
+
+vanish create seals a note on this machine and prints its link; the key is the part after #, which the
+server never receives. It also prints the receipt link (on stderr): keep it, do not share it.
+vanish open reads a note through the server's own note page, opens it on this machine, and prints its text.
+The key never leaves this machine. A note may be readable only once: the second time, nothing is printed.
+
+create options:
+  -f, --file PATH          read the note from PATH (default: standard input)
+  -v, --views N            views allowed, 1-100 (default 1)
+  -e, --expires HOURS      hours until it expires, 1-8760 (default 24 when it expires by time)
+  -t, --type TYPE          view, time or both (default: from --views and --expires; view when neither)
+      --ask-passcode       ask for a passcode the reader must type too (on the terminal, not shown)
+      --passcode-file PATH read that passcode from PATH (one final line break is dropped)
+  -n, --notify EMAIL       e-mail this address when the note is read
+  -s, --send-link EMAIL    e-mail the link to this address (without the key: send that yourself)
+  -w, --webhook URL        POST signed events of this note there (docs/webhooks.md); prints its secret once
+      --server URL         the vanish server (default: $VANISH_URL, else ${DEFAULT_SERVER})
+      --json               print every field of the server's answer, the full link and the key as JSON
+
+open options:
+  -o, --out PATH           write the text to PATH (a new file, mode 600) instead of standard output
+      --passcode-file PATH read the note's passcode from PATH (asked on the terminal otherwise)
+
+  -h, --help               this text
+      --version            the client's version
+
+Environment: VANISH_URL (the server for create), VANISH_PASSCODE (a passcode, for create and open).
+Passcodes are never taken on the command line (ps shows it to every user): --passcode is refused.
+Plain http:// is refused except to localhost, 127.0.0.1 and [::1].
+A link given as an argument shows in ps too: on a shared machine, use "vanish open -" and give it on stdin.
+Exit status: 0 done, 1 refused by the server or by vanish (the reason is printed), or unreachable, 2 usage.`;
+
+const OPTIONS = {
+  file: { type: 'string', short: 'f' },
+  views: { type: 'string', short: 'v' },
+  expires: { type: 'string', short: 'e' },
+  type: { type: 'string', short: 't' },
+  passcode: { type: 'string', short: 'p' },
+  'ask-passcode': { type: 'boolean' },
+  'passcode-file': { type: 'string' },
+  notify: { type: 'string', short: 'n' },
+  'send-link': { type: 'string', short: 's' },
+  webhook: { type: 'string', short: 'w' },
+  server: { type: 'string' },
+  json: { type: 'boolean' },
+  out: { type: 'string', short: 'o' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+};
+const COMMAND_OPTIONS = {
+  create: ['file', 'views', 'expires', 'type', 'ask-passcode', 'passcode-file', 'notify', 'send-link', 'webhook', 'server', 'json'],
+  open: ['out', 'passcode-file'],
+};
+
+/** The command, its options and its arguments; a UsageError for anything else. */
+function parseCommandLine(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    // `--passcode` with no value fails to parse: it is still the same mistake.
+    if (/--passcode\b(?!-)/.test(err.message)) throw new UsageError(ARGV_REFUSAL);
+    throw new UsageError(err.message);
+  }
+  const { values, positionals } = parsed;
+  if (values.passcode !== undefined) throw new UsageError(ARGV_REFUSAL);
+  const [command, ...rest] = positionals;
+  if (values.version) return { command: 'version' };
+  if (values.help || command === undefined) return { command: 'help' };
+  if (!(command in COMMAND_OPTIONS)) throw new UsageError(`unknown command "${command}" (the commands are create and open)`);
+  for (const name of Object.keys(values)) {
+    if (!COMMAND_OPTIONS[command].includes(name)) throw new UsageError(`--${name} is not an option of vanish ${command}`);
+  }
+  if (command === 'create' && rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}" (the note comes from standard input or --file)`);
+  if (command === 'open' && rest.length > 1) throw new UsageError(`unexpected argument "${rest[1]}" (vanish open takes one link)`);
+  return { command, options: values, link: rest[0] };
+}
+
+/** Runs one command line; resolves with the exit status. `io` is { stdin, stdout, stderr, env }. */
+async function run(argv, io) {
+  try {
+    const line = parseCommandLine(argv);
+    if (line.command === 'version') io.stdout.write(`${VERSION}\n`);
+    else if (line.command === 'help') io.stdout.write(`${USAGE}\n`);
+    else if (line.command === 'create') await create(line.options, io);
+    else await open(line.options, line.link, io);
+    return 0;
+  } catch (err) {
+    io.stderr.write(`vanish: ${err.message}\n`);
+    if (err instanceof UsageError) {
+      io.stderr.write('Try "vanish --help".\n');
+      return 2;
+    }
+    if (!(err instanceof Refusal)) io.stderr.write('(an unexpected error: please report it)\n');
+    return 1;
+  }
+}
+
+module.exports = { run, parseCommandLine, USAGE };
