@@ -5,7 +5,7 @@
 //
 // Run it from an address with no traffic in the current window (e.g. right after the gateway started),
 // against a deployment with the default limits:
-//   k6 run -e BASE_URL=https://notes.example.org load-tests/rate-limits.js
+//   k6 run --no-usage-report -e BASE_URL=https://notes.example.org load-tests/rate-limits.js
 // Limits set otherwise are told with EXPECT_CREATE_LIMIT / EXPECT_VIEW_LIMIT / EXPECT_STATS_LIMIT.
 // It spends the whole window of this address: nothing else from it works for up to an hour afterwards.
 import http from 'k6/http';

@@ -20,11 +20,12 @@ export const webPagesUnavailable = new Counter('web_pages_unavailable');
 /**
  * POST /api/create.php and its checks.
  * @param {CreateInput} input
+ * @param {string} [name] the request's `name` tag (default `create`, or `create_passcode` with a passcode)
  */
-export function createNote(input) {
+export function createNote(input, name) {
   const res = http.post(`${BASE_URL}/api/create.php`, JSON.stringify(input), {
     headers: JSON_HEADERS,
-    tags: { name: input.passcode ? 'create_passcode' : 'create' },
+    tags: { name: name ?? (input.passcode ? 'create_passcode' : 'create') },
   });
   const type = input.expiry_type || 'view';
   const maxViews = type === 'time' ? 100 : input.max_views || 1;

@@ -1,4 +1,4 @@
-// Configuration of every scenario, from k6's __ENV (`k6 run -e NAME=value` or the environment).
+// Configuration of every scenario, from k6's __ENV (`-e NAME=value` on k6's command line, or the environment).
 
 /**
  * @param {string | undefined} text
@@ -32,8 +32,8 @@ export const WEB_PAGES = /** @type {'auto' | 'required' | 'off'} */ (__ENV.WEB_P
 /** `all`: every journey once per iteration (CI's one-iteration run); otherwise a weighted random pick. */
 export const MIX = __ENV.MIX || 'weighted';
 
-/** Notes created by setup() for the metadata-read journey. */
-export const SEED_NOTES = numberFrom(__ENV.SEED_NOTES, 20);
+/** Notes each VU creates on its first iteration for the metadata-read journey (kept in that VU only). */
+export const SEED_NOTES = numberFrom(__ENV.SEED_NOTES, 3);
 
 /** The limits the deployment is expected to enforce (SPEC 8 defaults), used by rate-limits.js. */
 export const EXPECTED_LIMITS = {

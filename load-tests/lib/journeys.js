@@ -2,7 +2,8 @@
 // MIX=all, as in CI's one-iteration run):
 //  - share: a sender creates a note (view-once), checks its metadata, the recipient opens the page and
 //    reveals it, and the note is gone (metadata 404). With a passcode for some of the notes.
-//  - check: a sender looks at the metadata of notes created earlier (seeded by setup()).
+//  - check: a sender looks at the metadata of notes created earlier (each VU's seed notes, made on its first
+//    iteration).
 //  - stats: someone reads the statistics.
 import { group, sleep } from 'k6';
 import exec from 'k6/execution';
@@ -45,7 +46,7 @@ export function shareNote(options) {
 }
 
 /**
- * check: metadata reads of notes made by setup().
+ * check: metadata reads of this VU's seed notes.
  * @param {string[]} seeds
  */
 export function checkNotes(seeds) {
@@ -64,39 +65,57 @@ export function statsJourney() {
 }
 
 /**
- * setup() of the load scenarios: notes whose metadata the `check` journey reads. They are time notes
- * (24 hours), so metadata reads never end them.
- * @param {number} [count]
- * @returns {{ seeds: string[] }}
+ * The notes this VU's `check` journey reads. Module scope: each k6 VU runs its own copy of the script, so
+ * this list lives in one VU's memory and nowhere else.
+ * @type {string[] | undefined}
  */
-export function seedNotes(count = SEED_NOTES) {
+let seedsOfThisVu;
+
+/**
+ * The seed notes of this VU, made on its first iteration: time notes (24 hours), so metadata reads never
+ * end them. Not made in setup(): k6 writes whatever setup() returns into the `setup_data` of
+ * `--summary-export` (and hands it to handleSummary), and a note's uuid is a bearer secret that must not
+ * end up in a report file. When none can be made (BASE_URL wrong, the create limit not raised) the whole
+ * test stops at once (k6 exits 108).
+ * @param {number} count
+ * @returns {string[]}
+ */
+export function seedNotes(count) {
+  if (seedsOfThisVu !== undefined) return seedsOfThisVu;
   /** @type {string[]} */
   const seeds = [];
-  for (let i = 0; i < count; i += 1) {
-    const created = createNote({ content: `seed note ${i}`, expiry_type: 'time', expiry_time: 24 });
-    if (created) seeds.push(created.uuid);
+  group('seed notes', () => {
+    for (let i = 0; i < count; i += 1) {
+      const created = createNote({ content: `seed note ${i}`, expiry_type: 'time', expiry_time: 24 }, 'create_seed');
+      if (created) seeds.push(created.uuid);
+    }
+  });
+  if (count > 0 && seeds.length === 0) {
+    exec.test.abort('could not create any seed note: is BASE_URL right and the create limit raised? (load-tests/README.md)');
   }
-  if (seeds.length === 0) throw new Error('setup could not create any note: is BASE_URL right and the create limit raised?');
-  return { seeds };
+  seedsOfThisVu = seeds;
+  return seeds;
 }
 
 /**
- * One iteration of a load scenario.
- * @param {{ seeds: string[] }} data
- * @param {string} [mix] `all` or `weighted` (default: the MIX setting)
+ * One iteration of a load scenario. The first iteration of each VU makes its seed notes first.
+ * @param {{ mix?: string, seedNotes?: number }} [settings] `mix`: `all` or `weighted` (default: the MIX
+ *   setting); `seedNotes`: how many notes this VU makes for the `check` journey (default: SEED_NOTES)
  */
-export function userMix(data, mix = MIX) {
+export function userMix(settings = {}) {
+  const mix = settings.mix ?? MIX;
+  const seeds = seedNotes(settings.seedNotes ?? SEED_NOTES);
   if (mix === 'all') {
     shareNote({});
     shareNote({ passcode: 'correct horse battery staple' });
-    checkNotes(data.seeds);
+    checkNotes(seeds);
     statsJourney();
     return;
   }
   const pick = Math.random() * 100;
   if (pick < WEIGHTS.share) shareNote({});
   else if (pick < WEIGHTS.share + WEIGHTS.sharePasscode) shareNote({ passcode: 'correct horse battery staple' });
-  else if (pick < WEIGHTS.share + WEIGHTS.sharePasscode + WEIGHTS.check) checkNotes(data.seeds);
+  else if (pick < WEIGHTS.share + WEIGHTS.sharePasscode + WEIGHTS.check) checkNotes(seeds);
   else statsJourney();
   think();
 }

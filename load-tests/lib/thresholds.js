@@ -1,6 +1,10 @@
 // Thresholds: the pass/fail criteria of each run (k6 exits 99 when one is crossed).
 // Latencies are per operation (the `name` tag set in api.js). A passcode create or reveal runs a slow KDF
-// on purpose (scrypt: about half a second of CPU each), so it gets its own bound in seconds.
+// on purpose, so it gets its own bound in seconds: one scrypt derivation with the notes service's
+// parameters (N = 2^15, r = 8, p = 1: 32 MiB), about 0.15 to 0.25 s of CPU per create or reveal (median
+// 202 ms per derivation on the project's 2-core machine, `node load-tests/scrypt-cost.mjs 31`; real k6
+// measured a median of 145 ms per whole request; README, "What a passcode costs"). Derivations run on Node's thread
+// pool, so passcode requests arriving together queue there: the bound is looser than the cost of one.
 // LATENCY_SCALE multiplies every latency bound (e.g. 10 on a shared CI machine, where one-iteration runs
 // only need to catch hangs, never to measure speed).
 import { numberFrom } from './config.js';

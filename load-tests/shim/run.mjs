@@ -4,10 +4,16 @@
 // function (or of each scenario's exec function), and teardown(), sending the requests for real. It then
 // evaluates the script's thresholds and prints the checks.
 //
-//   node load-tests/shim/run.mjs [-e NAME=value]... [--summary-export FILE] [--verbose] SCRIPT.js
+//   node load-tests/shim/run.mjs [-e NAME=value]... [--summary-export FILE] [--no-usage-report] [--verbose] SCRIPT.js
 //
 // Exit codes: 0 all good; 1 a check failed (stricter than k6, which only fails on thresholds);
-// 99 a threshold was crossed (as k6); 107 the script threw (as k6's script exception).
+// 99 a threshold was crossed (as k6); 107 the script threw (as k6's script exception); 108 the script
+// called exec.test.abort() (as k6).
+// The shim never sends anything anywhere but BASE_URL; it accepts k6's --no-usage-report so that a k6
+// command line can be run through it unchanged.
+// Checks are counted as k6 counts them: every evaluation of a check is one pass or one fail (k6's
+// `checks` rate and its summary's "N out of M"); the number of distinct checks is printed beside it.
+// --summary-export writes k6's layout (summary.mjs), setup()'s return value included as `setup_data`.
 // Stages, VUs and durations are ignored: this runs the scripts' logic and checks, it does not generate load.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { register } from 'node:module';
@@ -19,10 +25,12 @@ register('./hooks.mjs', import.meta.url);
 const { state } = await import('./modules/state.mjs');
 const { closeBridge } = await import('./modules/bridge.mjs');
 const { evaluateThresholds, aggregateOf } = await import('./thresholds.mjs');
+const { summaryExport: summaryExportJson } = await import('./summary.mjs');
+const { AbortTest } = await import('./modules/execution.mjs');
 
 /** @param {string} message @returns {never} */
 function usage(message) {
-  console.error(`${message}\nusage: node load-tests/shim/run.mjs [-e NAME=value]... [--summary-export FILE] [--verbose] SCRIPT.js`);
+  console.error(`${message}\nusage: node load-tests/shim/run.mjs [-e NAME=value]... [--summary-export FILE] [--no-usage-report] [--verbose] SCRIPT.js`);
   process.exit(2);
 }
 
@@ -41,6 +49,8 @@ for (let i = 0; i < args.length; i += 1) {
     cliEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
   } else if (arg === '--verbose' || arg === '-v') {
     verbose = true;
+  } else if (arg === '--no-usage-report') {
+    // k6's switch; the shim has no usage report to turn off.
   } else if (arg === '--summary-export') {
     summaryExport = args[++i] ?? usage('--summary-export needs a file');
   } else if (arg.startsWith('-')) {
@@ -81,7 +91,7 @@ function phase(name, fn) {
     return { ok: true, value: fn() };
   } catch (error) {
     problems.push(`${name}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
-    exitCode = exitCode || 107;
+    exitCode = exitCode || (error instanceof AbortTest ? 108 : 107);
     return { ok: false };
   }
 }
@@ -142,12 +152,16 @@ if (data !== 'SETUP_FAILED') {
 await closeBridge();
 const elapsedSeconds = (Date.now() - started) / 1000;
 
-// Checks
+// Checks: k6 counts evaluations (a check run three times is three passes); failed ones are listed by name.
 const checkLines = [];
 let failedChecks = 0;
+let passedEvaluations = 0;
+let failedEvaluations = 0;
 for (const [key, counts] of state.checks) {
   const ok = counts.fails === 0;
   if (!ok) failedChecks += 1;
+  passedEvaluations += counts.passes;
+  failedEvaluations += counts.fails;
   const [group, name] = [key.slice(0, key.lastIndexOf('::')), key.slice(key.lastIndexOf('::') + 2)];
   if (ok && !verbose) continue;
   checkLines.push(`  ${ok ? '✓' : '✗'} ${name}${group ? `  [${group.replace(/^::/, '').replace(/::/g, ' › ')}]` : ''}` +
@@ -180,7 +194,8 @@ for (const sample of metric('http_reqs').samples) {
 
 const out = [];
 out.push(`k6 shim: ${script} (setup, one iteration per scenario, teardown) in ${elapsedSeconds.toFixed(1)} s`);
-out.push(`checks: ${state.checks.size - failedChecks} of ${state.checks.size} passed${verbose ? '' : ' (failed ones listed; --verbose lists all)'}`);
+out.push(`checks: ${passedEvaluations} of ${passedEvaluations + failedEvaluations} passed (as k6 counts: every evaluation; ` +
+  `${state.checks.size - failedChecks} of ${state.checks.size} distinct checks without a failure${verbose ? '' : '; failed ones listed, --verbose lists all'})`);
 out.push(...checkLines);
 out.push(`thresholds:`);
 for (const t of thresholdResults) out.push(`  ${t.passed ? '✓' : '✗'} ${t.key} ${t.expression} (actual ${Number(t.actual.toFixed(3))})`);
@@ -201,10 +216,13 @@ out.push(`exit code ${exitCode}`);
 console.log(out.join('\n'));
 
 if (summaryExport) {
-  writeFileSync(summaryExport, JSON.stringify({
-    script, exitCode, elapsedSeconds, problems,
-    checks: Object.fromEntries([...state.checks].map(([k, v]) => [k, v])),
-    thresholds: thresholdResults,
-  }, null, 2));
+  writeFileSync(summaryExport, summaryExportJson({
+    metrics: state.metrics,
+    checks: state.checks,
+    thresholdResults,
+    setupData: data,
+    elapsedSeconds,
+    shim: { script, exitCode, problems },
+  }));
 }
 process.exit(exitCode);

@@ -1,10 +1,10 @@
 // Runs every k6 scenario of load-tests/ once (setup, one iteration, teardown) through the Node shim
 // (load-tests/shim/run.mjs) against the all-in-one system started as a separate process, so that the
 // scripts' requests, checks and thresholds really run in CI where the k6 binary cannot be installed.
-// With a real `k6` on PATH, smoke.js also runs under k6 itself.
+// With a real `k6` on PATH, smoke.js also runs under k6 itself (with its usage report off).
 // Needs `npm run build` first (it starts services/all-in-one/dist/main.js). Run: npm run test:load
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -93,9 +93,9 @@ async function startSystem(extraEnv: Record<string, string>): Promise<RunningSys
 interface ShimRun { status: number | null; output: string }
 
 /** Runs a script through the shim as a plain node process (the scripts are ES modules; jest runs CommonJS). */
-function runShim(script: string, env: Record<string, string>): Promise<ShimRun> {
+function runShim(script: string, env: Record<string, string>, options: string[] = []): Promise<ShimRun> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [SHIM, script], {
+    const child = spawn(process.execPath, [SHIM, ...options, script], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -112,6 +112,9 @@ function expectPassed(run: ShimRun): void {
   if (run.status !== 0) throw new Error(`the shim run failed (exit ${run.status}):\n${run.output}`);
   expect(run.output).toMatch(/checks: (\d+) of \1 passed/);
 }
+
+/** A uuid anywhere in a text (any version: a note's is v4). */
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
 describe('k6 scenarios, one iteration each through the shim, against the all-in-one system', () => {
   let system: RunningSystem;
@@ -177,16 +180,73 @@ describe('k6 scenarios, one iteration each through the shim, against the all-in-
     }
   });
 
+  it('when smoke.js runs with --summary-export, then the export is in k6\'s layout, counts every check evaluation, and holds no uuid', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vanish-shim-'));
+    try {
+      const file = join(dir, 'summary.json');
+      const run = await runShim(join('load-tests', 'smoke.js'), scenarioEnv, ['--no-usage-report', '--summary-export', file]);
+      expectPassed(run);
+      const text = readFileSync(file, 'utf8');
+      // k6 writes setup()'s return value into the export as setup_data: a seed note's uuid there would be a
+      // bearer secret in a report file. The scripts keep their notes in the VU.
+      expect(text).not.toMatch(UUID);
+      const summary = JSON.parse(text) as {
+        root_group: { groups: Record<string, { checks: Record<string, { passes: number; fails: number }> }> };
+        metrics: Record<string, { passes?: number; fails?: number; value?: number; thresholds?: Record<string, boolean> }>;
+        setup_data?: unknown;
+      };
+      expect(summary.setup_data).toBeUndefined();
+      // As k6 counts: every evaluation, the same number the shim prints.
+      const [, passed, total] = /checks: (\d+) of (\d+) passed/.exec(run.output) ?? [];
+      expect(summary.metrics.checks).toMatchObject({ passes: Number(passed), fails: 0, value: 1 });
+      expect(Number(total)).toBe(Number(passed));
+      expect(summary.metrics.checks.thresholds).toEqual({ 'rate==1': false });
+      // the seed notes' metadata is read three times: one check name, three evaluations
+      const checkNotes = summary.root_group.groups['check notes'].checks['metadata: status 200'];
+      expect(checkNotes).toEqual(expect.objectContaining({ passes: 3, fails: 0 }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('when a script\'s setup() returns data, then the shim exports it as setup_data, as k6 does; an abort exits 108', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vanish-shim-'));
+    try {
+      const script = join(dir, 'setup-data.mjs');
+      writeFileSync(script, [
+        "import { check } from 'k6';",
+        "export function setup() { return { seeds: ['00000000-0000-4000-8000-000000000000'] }; }",
+        "export default function (data) { for (let i = 0; i < 3; i += 1) check(data, { 'has seeds': (d) => d.seeds.length === 1 }); }",
+      ].join('\n'));
+      const file = join(dir, 'summary.json');
+      const run = await runShim(script, scenarioEnv, ['--summary-export', file]);
+      expect(run.status).toBe(0);
+      expect(run.output).toContain('checks: 3 of 3 passed');
+      const summary = JSON.parse(readFileSync(file, 'utf8')) as { setup_data: unknown; root_group: { checks: Record<string, unknown> } };
+      expect(summary.setup_data).toEqual({ seeds: ['00000000-0000-4000-8000-000000000000'] });
+      expect(summary.root_group.checks['has seeds']).toEqual(expect.objectContaining({ passes: 3, fails: 0 }));
+
+      const aborting = join(dir, 'abort.mjs');
+      writeFileSync(aborting, "import exec from 'k6/execution';\nexport default function () { exec.test.abort('no seed note'); }\n");
+      const abortRun = await runShim(aborting, scenarioEnv);
+      expect(abortRun.status).toBe(108);
+      expect(abortRun.output).toContain('no seed note');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // With a real k6 binary on PATH (it cannot be downloaded here), smoke.js also runs under k6 itself.
   const k6 = spawnSync('k6', ['version'], { encoding: 'utf8' });
   if (k6.status === 0) {
     it(`when k6 itself (${k6.stdout.trim()}) runs smoke.js, then it passes`, () => {
-      const run = spawnSync('k6', ['run', '--quiet', join(ROOT, 'load-tests', 'smoke.js')], {
+      // --no-usage-report: k6 otherwise sends a usage report to Grafana over the internet on every run.
+      const run = spawnSync('k6', ['run', '--quiet', '--no-usage-report', join(ROOT, 'load-tests', 'smoke.js')], {
         encoding: 'utf8',
-        env: { ...process.env, ...scenarioEnv },
+        env: { ...process.env, ...scenarioEnv, K6_NO_USAGE_REPORT: 'true' },
       });
       if (run.error) throw run.error;
-      if (run.status !== 0) throw new Error(`k6 run smoke.js exited ${run.status}:\n${run.stdout}\n${run.stderr}`);
+      if (run.status !== 0) throw new Error(`k6 exited ${run.status} on smoke.js:\n${run.stdout}\n${run.stderr}`);
     });
   }
 });

@@ -20,7 +20,10 @@ cleanup() {
 trap cleanup EXIT
 node -e "require('http').createServer((q,s)=>{s.setHeader('Content-Type','application/json');s.end('{\"ok\":true}')}).listen($UP,'127.0.0.1')" & UPID=$!; pids+=($UPID)
 node -e "const e=require('express');const a=e();a.get('/',(q,s)=>s.send('hello'));a.listen($YP,'127.0.0.1')" & YPID=$!; pids+=($YPID)
-node -e "const e=require('express');const {createProxyMiddleware:c}=require('http-proxy-middleware');const a=e();a.use(c({target:'http://127.0.0.1:$UP',agent:new (require('http').Agent)({keepAlive:true})}));a.listen($PP,'127.0.0.1')" & PPID2=$!; pids+=($PPID2)
+# The relay floor: node:http's server and client with a keep-alive agent, relaying and nothing else (no
+# limit, headers, logs or metrics). It stands where http-proxy-middleware stood until the gateway dropped it
+# (docs/gateway.md, "The relay: undici").
+node -e "const h=require('http');const ag=new h.Agent({keepAlive:true});h.createServer((q,s)=>{const u=h.request({host:'127.0.0.1',port:$UP,path:q.url,method:q.method,headers:q.headers,agent:ag},(r)=>{s.writeHead(r.statusCode,r.headers);r.pipe(s)});u.on('error',()=>{s.statusCode=502;s.end()});q.pipe(u)}).listen($PP,'127.0.0.1')" & PPID2=$!; pids+=($PPID2)
 PORT=$GP ADMIN_PORT=$GA HOST=127.0.0.1 LOG_LEVEL=warn LIMITER_KEY=$(head -c32 /dev/urandom | base64) \
   NOTES_URL=http://127.0.0.1:$UP STATS_URL=http://127.0.0.1:$UP MAILER_URL=http://127.0.0.1:$UP \
   REDIS_URL=$REDIS_URL RATE_LIMIT_KEY_PREFIX=$PREFIX RATE_LIMIT_VIEW_PER_HOUR=1000000 \
@@ -39,7 +42,7 @@ echo "load average at start: $(cut -d' ' -f1 /proc/loadavg)"
 echo "| scenario | requests/s | p50 ms | p99 ms | non-2xx+errors | CPU µs/request |"
 echo "|---|---:|---:|---:|---:|---:|"
 run "yardstick: bare express hello-world (start)" "http://127.0.0.1:$YP/" "$YPID"
-run "http-proxy-middleware + keep-alive agent, no limit" "http://127.0.0.1:$PP/api/view/x.php" "$PPID2" "$UPID"
+run "relay floor: node:http + keep-alive agent, no limit" "http://127.0.0.1:$PP/api/view/x.php" "$PPID2" "$UPID"
 run "gateway: not-limited route (/api/openapi.json)" "http://127.0.0.1:$GP/api/openapi.json" "$GPID" "$UPID"
 run "gateway hop: Redis limit + proxy (/api/view/{uuid}.php)" "http://127.0.0.1:$GP/api/view/00000000-0000-4000-8000-000000000000.php" "$GPID" "$UPID"
 run "yardstick: bare express hello-world (end)" "http://127.0.0.1:$YP/" "$YPID"
