@@ -92,7 +92,7 @@ export function loadAllInOneConfig(env: Env = process.env): Readonly<AllInOneCon
 }
 
 /** Variables the all-in-one sets per service; never inherited from the process environment. */
-const PER_SERVICE = [
+export const PER_SERVICE: readonly string[] = [
   'HOST', 'ADMIN_HOST', 'PORT', 'ADMIN_PORT', 'DATABASE_URL', 'AMQP_URL', 'AMQP_URLS', 'NOTES_URL', 'STATS_URL', 'MAILER_URL',
   'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT',
   'NOTES_DATABASE_URL', 'STATS_DATABASE_URL', 'MAILER_DATABASE_URL', 'WEBHOOKS_ADMIN_PORT', 'WEBHOOKS_DATABASE_URL',
