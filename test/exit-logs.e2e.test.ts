@@ -138,8 +138,8 @@ describe('the last line before exit reaches the file', () => {
       try {
         const run = runToFile(STATS, [], { ...(await statsEnv()), HOST: '127.0.0.1', PORT: String((taken.address() as { port: number }).port) });
         expect(await run.exited).toEqual({ code: 1, signal: null });
-        expect(run.lines().at(-1)).toMatchObject({ level: 'error', service: 'stats', msg: 'stats failed to start' });
-        expect(String(run.lines().at(-1)!.err)).toMatch(/EADDRINUSE/);
+        expect(run.lines().at(-1)).toMatchObject({ level: 'error', service: 'stats', code: 'EADDRINUSE', variable: 'PORT' });
+        expect(String(run.lines().at(-1)!.msg)).toMatch(/^stats failed to start: PORT: port \d+ is already in use/);
       } finally {
         await new Promise((resolve) => taken.close(resolve));
       }

@@ -28,10 +28,11 @@ export function readText(relative: string): string {
   return readFileSync(join(ROOT, relative), 'utf8');
 }
 
-export function kustomize(overlay: 'dev' | 'prod' | 'prod-ha'): K8sObject[] {
+/** `directory`: where the overlay is, when not in this checkout (a test's edited copy). */
+export function kustomize(overlay: 'dev' | 'prod' | 'prod-ha', directory = join(ROOT, 'deploy/k8s/overlays', overlay)): K8sObject[] {
   let out: string;
   try {
-    out = execFileSync('kubectl', ['kustomize', join(ROOT, 'deploy/k8s/overlays', overlay)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    out = execFileSync('kubectl', ['kustomize', directory], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     const e = err as { code?: string; stderr?: string };
     if (e.code === 'ENOENT') throw new Error('kubectl is not installed: these tests render the manifests with `kubectl kustomize` (apt-get install kubectl, or any kubectl >= 1.27)');

@@ -6,6 +6,7 @@ import type { TlsOptions } from 'node:tls';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { AppError, MethodNotAllowedError, NotFoundError, ValidationError, toAppError } from './errors';
+import { ListenError, type ListenSettingNames } from './listen-error';
 import type { Logger } from './logger';
 
 export const API_VERSION = '1.2.0';
@@ -270,12 +271,18 @@ export interface TlsFiles extends Pick<TlsOptions, 'minVersion' | 'maxVersion' |
 
 type Handler = express.Express | ((req: never, res: never) => void);
 
+/** Where tests listen on port 0 and name no setting, a refusal names the port itself. */
+const UNNAMED: ListenSettingNames = { port: 'the port' };
+
 /**
  * Listens and resolves with the real port (port 0 in tests). Slow clients cannot hold a socket:
  * headers and whole requests have deadlines. close() stops accepting and waits for in-flight
  * requests, closing idle keep-alive sockets at once. With `tls`, the server speaks HTTPS.
+ * `names`: the variables that chose the port and address. A port in use, one the user may not bind or an
+ * address not on this machine rejects with a ListenError whose message names them (a service's start-up
+ * then ends on that one line; see exitFatally).
  */
-export function listen(handler: Handler, port: number, host = '0.0.0.0', tls?: TlsFiles): Promise<Listening> {
+export function listen(handler: Handler, port: number, host = '0.0.0.0', tls?: TlsFiles, names: ListenSettingNames = UNNAMED): Promise<Listening> {
   const options = serverOptionsFor(handler);
   const listener = handler as Parameters<typeof createServer>[1];
   const srv: Server = tls ? createTlsServer({ ...options, ...tls }, listener) : createServer(options, listener);
@@ -283,9 +290,10 @@ export function listen(handler: Handler, port: number, host = '0.0.0.0', tls?: T
   srv.requestTimeout = 30_000;
   srv.keepAliveTimeout = 5_000;
   return new Promise((resolve, reject) => {
-    srv.once('error', reject);
+    const refused = (err: unknown) => reject(ListenError.from(err, host, port, names));
+    srv.once('error', refused);
     srv.listen(port, host, () => {
-      srv.off('error', reject);
+      srv.off('error', refused);
       const actual = (srv.address() as AddressInfo).port;
       resolve({
         server: srv,

@@ -5,6 +5,7 @@ export * from './group-commit';
 export * from './knex-migrations';
 export * from './http';
 export * from './in-sequence';
+export * from './listen-error';
 export * from './key-ring';
 export * from './consumer-sealing';
 export * from './lifecycle';

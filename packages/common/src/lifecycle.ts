@@ -1,4 +1,5 @@
 import { ConfigError } from './config';
+import { ListenError } from './listen-error';
 import type { Logger } from './logger';
 
 type Exit = (code: number) => void;
@@ -22,7 +23,9 @@ function describeFailure(err: unknown): Record<string, unknown> {
  * (A bare stack on stderr, Node's own way, is not a log line any pipeline can read.)
  */
 export function exitFatally(logger: Logger, message: string, err: unknown, exit: Exit = processExit): void {
-  logger.error(message, describeFailure(err));
+  // A refusal its settings explain (a port in use...) is one line naming the variable, not a stack.
+  if (err instanceof ListenError) logger.error(`${message}: ${err.message}`, { code: err.code, variable: err.variable, address: err.address, port: err.port });
+  else logger.error(message, describeFailure(err));
   logger.flush?.();
   exit(1);
 }

@@ -1,5 +1,5 @@
 import type { Env, Logger, MessageConsumer, MessagePublisher } from '@vanish/common';
-import { serviceEnv, type AllInOneConfig, type ServiceName, type ServicePorts } from './config';
+import { asOperatorSetIt, serviceEnv, type AllInOneConfig, type ServiceName, type ServicePorts } from './config';
 
 export interface RunningParts {
   start(): Promise<ServicePorts>;
@@ -68,7 +68,7 @@ export function assembleAllInOne(
           const env = serviceEnv(config, name, upstreams);
           const parts = await module.create(env, { bus: shared.bus, logger: shared.logger.child(name) });
           started.push({ name, parts });
-          ports[name] = await parts.start();
+          ports[name] = await parts.start().catch((err: unknown) => { throw asOperatorSetIt(name, err); });
           if (name !== 'gateway') upstreams[name] = `http://127.0.0.1:${ports[name]!.port}`;
           log.info('started', { component: name, port: ports[name]!.port, adminPort: ports[name]!.adminPort });
         }

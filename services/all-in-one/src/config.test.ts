@@ -1,5 +1,5 @@
-import { ConfigError } from '@vanish/common';
-import { loadAllInOneConfig, serviceEnv } from './config';
+import { ADMIN_LISTEN, ConfigError, ListenError, PUBLIC_LISTEN } from '@vanish/common';
+import { asOperatorSetIt, loadAllInOneConfig, serviceEnv } from './config';
 
 describe('loadAllInOneConfig', () => {
   it('when nothing is set, then the ports are those of DECISIONS 10 and each service has its own SQLite file in DATA_DIR', () => {
@@ -71,5 +71,27 @@ describe('serviceEnv', () => {
     expect(env.NOTES_URL).toBe('http://127.0.0.1:7001');
     expect(env.STATS_URL).toBeUndefined();
     expect(env.DATABASE_URL).toBeUndefined();
+  });
+});
+
+describe('asOperatorSetIt', () => {
+  const refusal = (names: typeof PUBLIC_LISTEN) => new ListenError('EADDRINUSE', '127.0.0.1', 8081, names);
+
+  it.each([
+    ['notes', PUBLIC_LISTEN, 'NOTES_PORT', undefined],
+    ['stats', ADMIN_LISTEN, 'STATS_ADMIN_PORT', undefined],
+    ['mailer', PUBLIC_LISTEN, 'MAILER_PORT', undefined],
+    ['webhooks', ADMIN_LISTEN, 'WEBHOOKS_ADMIN_PORT', undefined],
+    ['gateway', PUBLIC_LISTEN, 'PORT', 'HOST'],
+    ['gateway', { port: 'ADMIN_PORT', host: 'ADMIN_HOST' }, 'ADMIN_PORT', undefined],
+  ] as const)('when %s refuses %j, then the refusal names %s (the variable the all-in-one reads)', (service, names, port, host) => {
+    const renamed = asOperatorSetIt(service, refusal(names)) as ListenError;
+    expect(renamed.names).toEqual({ port, host });
+    expect(renamed.message).toContain(`set ${port} to a free port`);
+  });
+
+  it('when the failure is something else, then it passes through', () => {
+    const other = new Error('disk full');
+    expect(asOperatorSetIt('notes', other)).toBe(other);
   });
 });

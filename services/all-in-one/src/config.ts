@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ConfigError, EnvReader, type Env, type LogLevel } from '@vanish/common';
+import { ConfigError, EnvReader, ListenError, type Env, type ListenSettingNames, type LogLevel } from '@vanish/common';
 
 export type ServiceName = 'notes' | 'stats' | 'mailer' | 'webhooks' | 'gateway';
 
@@ -31,6 +31,15 @@ const DEFAULT_PORTS: Record<ServiceName, ServicePorts> = {
   webhooks: { port: 9084, adminPort: 9084 },
 };
 
+/** The variables that set each service's ports here: the gateway keeps PORT/ADMIN_PORT, the others are prefixed. */
+export const PORT_VARIABLES: Readonly<Record<ServiceName, { port: string; adminPort: string }>> = {
+  gateway: { port: 'PORT', adminPort: 'ADMIN_PORT' },
+  notes: { port: 'NOTES_PORT', adminPort: 'NOTES_ADMIN_PORT' },
+  stats: { port: 'STATS_PORT', adminPort: 'STATS_ADMIN_PORT' },
+  mailer: { port: 'MAILER_PORT', adminPort: 'MAILER_ADMIN_PORT' },
+  webhooks: { port: 'WEBHOOKS_ADMIN_PORT', adminPort: 'WEBHOOKS_ADMIN_PORT' },
+};
+
 export const PRODUCTION_REFUSAL =
   'NODE_ENV=production: the all-in-one process runs every service on embedded defaults (SQLite, in-process bus, ' +
   'file mail, generated keys) and is for a laptop only. In production start each service on its own ' +
@@ -46,12 +55,13 @@ export function loadAllInOneConfig(env: Env = process.env): Readonly<AllInOneCon
   if (reader.isProduction) throw new ConfigError([PRODUCTION_REFUSAL]);
   const dataDir = resolve(reader.str('DATA_DIR', './data'));
   const portOf = (name: string, fallback: number) => reader.int(name, fallback, { min: 0, max: 65_535 });
+  const portsOf = (name: ServiceName): ServicePorts => ({
+    port: portOf(PORT_VARIABLES[name].port, DEFAULT_PORTS[name].port),
+    adminPort: portOf(PORT_VARIABLES[name].adminPort, DEFAULT_PORTS[name].adminPort),
+  });
   const ports: Record<ServiceName, ServicePorts> = {
-    gateway: { port: portOf('PORT', DEFAULT_PORTS.gateway.port), adminPort: portOf('ADMIN_PORT', DEFAULT_PORTS.gateway.adminPort) },
-    notes: { port: portOf('NOTES_PORT', DEFAULT_PORTS.notes.port), adminPort: portOf('NOTES_ADMIN_PORT', DEFAULT_PORTS.notes.adminPort) },
-    stats: { port: portOf('STATS_PORT', DEFAULT_PORTS.stats.port), adminPort: portOf('STATS_ADMIN_PORT', DEFAULT_PORTS.stats.adminPort) },
-    mailer: { port: portOf('MAILER_PORT', DEFAULT_PORTS.mailer.port), adminPort: portOf('MAILER_ADMIN_PORT', DEFAULT_PORTS.mailer.adminPort) },
-    webhooks: { port: 0, adminPort: portOf('WEBHOOKS_ADMIN_PORT', DEFAULT_PORTS.webhooks.adminPort) },
+    gateway: portsOf('gateway'), notes: portsOf('notes'), stats: portsOf('stats'), mailer: portsOf('mailer'),
+    webhooks: { port: 0, adminPort: portOf(PORT_VARIABLES.webhooks.adminPort, DEFAULT_PORTS.webhooks.adminPort) },
   };
   ports.webhooks.port = ports.webhooks.adminPort;
   const fixed = Object.entries(ports).flatMap(([name, p]) => [
@@ -82,7 +92,7 @@ export function loadAllInOneConfig(env: Env = process.env): Readonly<AllInOneCon
 }
 
 /** Variables the all-in-one sets per service; never inherited from the process environment. */
-const PER_SERVICE = [
+export const PER_SERVICE: readonly string[] = [
   'HOST', 'ADMIN_HOST', 'PORT', 'ADMIN_PORT', 'DATABASE_URL', 'AMQP_URL', 'AMQP_URLS', 'NOTES_URL', 'STATS_URL', 'MAILER_URL',
   'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT',
   'NOTES_DATABASE_URL', 'STATS_DATABASE_URL', 'MAILER_DATABASE_URL', 'WEBHOOKS_ADMIN_PORT', 'WEBHOOKS_DATABASE_URL',
@@ -120,4 +130,19 @@ export function serviceEnv(
     env.DATABASE_URL = config.databaseUrls[name];
   }
   return env;
+}
+
+/**
+ * A service refused to listen under the names it reads (PORT, ADMIN_PORT, HOST); here those are set by
+ * the all-in-one from other variables. The refusal is renamed to what the operator sets: NOTES_PORT,
+ * STATS_ADMIN_PORT..., HOST only for the gateway's public port (everything else is on INTERNAL_HOST).
+ */
+export function asOperatorSetIt(name: ServiceName, err: unknown): unknown {
+  if (!(err instanceof ListenError)) return err;
+  const isAdmin = err.names.port === 'ADMIN_PORT';
+  const names: ListenSettingNames = {
+    port: isAdmin ? PORT_VARIABLES[name].adminPort : PORT_VARIABLES[name].port,
+    host: name === 'gateway' && !isAdmin ? 'HOST' : undefined,
+  };
+  return err.renamed(names);
 }

@@ -1,7 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
 import type { Express, RequestHandler } from 'express';
 import { Agent as UndiciAgent } from 'undici';
-import { createAdminApp, createLogger, createRegistry, Lifecycle, listen, type Logger, type Registry } from '@vanish/common';
+import { createAdminApp, createLogger, createRegistry, Lifecycle, PUBLIC_LISTEN, listen, type Logger, type Registry } from '@vanish/common';
 import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
 import { clusterClientOptions } from './adapters/limiter/redis-cluster';
@@ -124,11 +124,11 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     },
     async start() {
       if (redis) await waitUntilReady(redis, 2000, logger);
-      const admin = await listen(createAdminApp({ registry, checks: [], isDraining: () => lifecycle.isDraining, logger: logger.child('gateway/admin') }), config.adminPort, config.adminHost);
+      const admin = await listen(createAdminApp({ registry, checks: [], isDraining: () => lifecycle.isDraining, logger: logger.child('gateway/admin') }), config.adminPort, config.adminHost, undefined, { port: 'ADMIN_PORT', host: 'ADMIN_HOST' });
       lifecycle.add('admin server', () => admin.close());
       const tls = config.tls;
       const profile = tls ? tlsProfileOptions(tls.profile) : undefined;
-      const pub = await listen(app, config.port, config.host, tls && profile ? { ...profile, cert: tls.cert, key: tls.key } : undefined);
+      const pub = await listen(app, config.port, config.host, tls && profile ? { ...profile, cert: tls.cert, key: tls.key } : undefined, PUBLIC_LISTEN);
       lifecycle.add('public server', () => pub.close());
       if (tls && profile) {
         const reloader = new CertificateReloader({

@@ -1,5 +1,5 @@
 import {
-  Counter, Lifecycle, createAdminApp, createLogger, createRegistry, listen, systemClock,
+  Counter, Lifecycle, createAdminApp, createLogger, createRegistry, PUBLIC_LISTEN, ADMIN_LISTEN, listen, systemClock,
   type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Registry,
 } from '@vanish/common';
 import { HeartbeatPublisher, RabbitMqBus, dlqName } from '@vanish/bus';
@@ -145,14 +145,14 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
       lifecycle.add('delivery record purger', () => purger.stop());
 
       const app = createMailerApp({ unsubscribe, registry, logger: logger.child('mailer/http') });
-      const server = await listen(app, config.port, config.host);
+      const server = await listen(app, config.port, config.host, undefined, PUBLIC_LISTEN);
       lifecycle.add('http server', () => server.close());
       const admin = await listen(createAdminApp({
         registry,
         checks: [{ name: 'database', check: () => store.ping() }],
         isDraining: () => lifecycle.isDraining,
         logger: logger.child('mailer/admin'),
-      }), config.adminPort, config.host);
+      }), config.adminPort, config.host, undefined, ADMIN_LISTEN);
       lifecycle.add('admin server', () => admin.close());
       started = { port: server.port, adminPort: admin.port };
       logger.info('mailer started', { port: server.port, adminPort: admin.port, transport: transport.kind, bus: bus ? 'yes' : 'none' });

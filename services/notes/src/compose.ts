@@ -4,7 +4,7 @@ import express from 'express';
 import type { Knex } from 'knex';
 import {
   ConsumerSealer, Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
-  createRegistry, errorHandler, httpMetrics, inSequence, listen, requestId, systemClock, type Clock, type Listening, type Logger,
+  createRegistry, errorHandler, httpMetrics, inSequence, PUBLIC_LISTEN, ADMIN_LISTEN, listen, requestId, systemClock, type Clock, type Listening, type Logger,
   type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry, type ResolveHost,
   WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, resolveAllAddresses,
 } from '@vanish/common';
@@ -272,7 +272,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
 
   let started: Promise<{ port: number; adminPort: number }> | undefined;
   const start = async () => {
-    const admin = await listen(adminApp, config.adminPort, config.host);
+    const admin = await listen(adminApp, config.adminPort, config.host, undefined, ADMIN_LISTEN);
     lifecycle.add('admin-server', () => admin.close());
     lifecycle.add('database', async () => { await relayKnex.destroy(); await knex.destroy(); });
     const loop = migrateLoop();
@@ -287,7 +287,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     // A reachable database is migrated before start() resolves; an unreachable one is retried
     // in the background while the service already answers (503 for note operations).
     await firstAttempt;
-    const http: Listening = await listen(app, config.port, config.host);
+    const http: Listening = await listen(app, config.port, config.host, undefined, PUBLIC_LISTEN);
     lifecycle.add('http-server', () => closeGracefully(http, config.shutdownGraceMs));
     logger.info('notes service listening', { port: http.port, adminPort: admin.port, databaseReady: migrated });
     return { port: http.port, adminPort: admin.port };

@@ -1,5 +1,5 @@
 import {
-  Lifecycle, createAdminApp, createLogger, createRegistry, listen, systemClock,
+  Lifecycle, createAdminApp, createLogger, createRegistry, PUBLIC_LISTEN, ADMIN_LISTEN, listen, systemClock,
   type Clock, type Logger, type MessageConsumer, type MessagePublisher,
 } from '@vanish/common';
 import { InProcessBus, RabbitMqBus } from '@vanish/bus';
@@ -93,9 +93,9 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
       isDraining: () => lifecycle.isDraining,
       logger: logger.child('stats/admin'),
     });
-    const adminServer = await listen(admin, config.adminPort, config.host);
+    const adminServer = await listen(admin, config.adminPort, config.host, undefined, ADMIN_LISTEN);
     lifecycle.add('admin server', () => adminServer.close());
-    const publicServer = await listen(app, config.port, config.host);
+    const publicServer = await listen(app, config.port, config.host, undefined, PUBLIC_LISTEN);
     lifecycle.add('public server', () => publicServer.close());
     logger.info('stats service started', { port: publicServer.port, adminPort: adminServer.port, bus: ownBus ? (config.amqpUrl ? 'rabbitmq' : 'none') : 'injected' });
     return { port: publicServer.port, adminPort: adminServer.port };

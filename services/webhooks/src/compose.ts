@@ -1,6 +1,6 @@
 import {
   ConsumerOpener, Lifecycle, WEBHOOK_EVENT_NAMES, WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, createAdminApp, createLogger,
-  createRegistry, listen, systemClock, type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Subscription,
+  createRegistry, ADMIN_LISTEN, listen, systemClock, type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Subscription,
 } from '@vanish/common';
 import { InProcessBus, RabbitMqBus } from '@vanish/bus';
 import { configureKnex as configureDatabase } from '@vanish/database';
@@ -140,7 +140,7 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
       isDraining: () => lifecycle.isDraining,
       logger: logger.child('webhooks/admin'),
     });
-    const adminServer = await listen(admin, config.adminPort, config.host);
+    const adminServer = await listen(admin, config.adminPort, config.host, undefined, ADMIN_LISTEN);
     lifecycle.add('admin server', () => adminServer.close());
     logger.info('webhooks service started', { adminPort: adminServer.port, queue: config.queue, subscriptions: config.subscriptions.length });
     return { port: adminServer.port, adminPort: adminServer.port };
