@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { readAmqpTls, readAmqpUrl, type AmqpTlsSettings } from '@vanish/bus';
 import { readDatabaseSettings } from '@vanish/database';
 import { DEFAULT_EXPIRY_PRESETS, type ExpiryPreset, parseExpiryPresets } from './http/pages/expiry-presets';
-import { EnvReader, KeyRing, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
+import { EnvReader, KeyRing, MAIL_PRIVATE_KEYS_FILE_OPTIONS, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
 import { DEFAULT_SCRYPT_LIMIT, type ScryptLimitOptions } from './domain/scrypt-limit';
 
 export interface NotesConfig {
@@ -158,7 +158,7 @@ function loadMailSealing(reader: EnvReader, dataDir: string, logger: Logger): No
     }
   }
   const publicKeys = loadPublicKeyRing(reader, 'MAIL_PUBLIC_KEYS', 'MAIL_PRIVATE_KEYS', dataDir, logger,
-    'losing it loses the e-mails waiting in the outbox and queues');
+    'losing it loses the e-mails waiting in the outbox and queues', MAIL_PRIVATE_KEYS_FILE_OPTIONS);
   if (legacyText !== undefined) logger.warn('MAIL_KEYS is set but no longer used by notes (MAIL_PUBLIC_KEYS seals mail commands): remove it from the notes secrets');
   return publicKeys && { kind: 'to-mailer', publicKeys };
 }
