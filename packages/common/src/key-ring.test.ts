@@ -115,6 +115,17 @@ describe('loadKeyRing beside existing data', () => {
     expect(() => reader.done()).toThrow(`Restore it from your backup of ${join(dir, 'keys')}, or set MASTER_KEYS`);
   });
 
+  it('when only another service\'s database is there, then a key that guards notes.db is made; beside notes.db it is not', () => {
+    const dir = fresh();
+    writeFileSync(join(dir, 'webhooks.db'), '');
+    expect(loadKeyRing(new EnvReader({}), 'MASTER_KEYS', dir, undefined, undefined, { guards: ['notes.db'] })).toBeDefined();
+    const other = fresh();
+    writeFileSync(join(other, 'notes.db-wal'), '');
+    const reader = new EnvReader({});
+    expect(loadKeyRing(reader, 'MASTER_KEYS', other, undefined, undefined, { guards: ['notes.db'] })).toBeUndefined();
+    expect(() => reader.done()).toThrow(/already holds data \(notes\.db-wal\)/);
+  });
+
   it('when a key file cannot be read, then the problem names the file', () => {
     const dir = fresh();
     mkdirSync(join(dir, 'keys'));

@@ -124,11 +124,15 @@ export function newKeyId(prefix: string): string {
 /** Files that say a data folder already holds data: SQLite databases (and their journals) and key files. */
 const DATA_FILE = /\.(db|db-wal|db-shm|sqlite|sqlite3)$/;
 
-/** What a data folder holds that generated keys would orphan; empty when it holds nothing. */
-export function existingData(dataDir: string): string[] {
+/**
+ * What a data folder holds that a generated key would orphan; empty when it holds nothing: key files, and
+ * the databases whose rows the key protects (`guards`: file names in DATA_DIR; unset: any database).
+ */
+export function existingData(dataDir: string, guards?: readonly string[]): string[] {
   const list = (dir: string) => { try { return readdirSync(dir); } catch { return []; } };
+  const guarded = (name: string) => DATA_FILE.test(name) && (guards === undefined || guards.some((file) => name === file || name.startsWith(`${file}-`)));
   return [
-    ...list(dataDir).filter((name) => DATA_FILE.test(name)),
+    ...list(dataDir).filter(guarded),
     ...list(join(dataDir, 'keys')).filter((name) => name.endsWith('.txt')).map((name) => join('keys', name)),
   ].sort();
 }
@@ -141,13 +145,18 @@ export function existingData(dataDir: string): string[] {
  */
 const generationAllowed = new Map<string, boolean>();
 
-function mayGenerateInto(dataDir: string): { allowed: boolean; found: string[] } {
+function mayGenerateInto(dataDir: string, guards: readonly string[] | undefined): { allowed: boolean; found: string[] } {
   const key = resolve(dataDir);
   const known = generationAllowed.get(key);
-  if (known !== undefined) return { allowed: known, found: known ? [] : existingData(dataDir) };
-  const found = existingData(dataDir);
-  generationAllowed.set(key, found.length === 0);
-  return { allowed: found.length === 0, found };
+  if (known === undefined) {
+    const found = existingData(dataDir, guards);
+    generationAllowed.set(key, found.length === 0);
+    return { allowed: found.length === 0, found };
+  }
+  // Keys this process made on its first look do not count; the databases this key protects still do.
+  const databases = existingData(dataDir, guards).filter((name) => !name.startsWith('keys'));
+  if (known && databases.length === 0) return { allowed: true, found: [] };
+  return { allowed: false, found: known ? databases : existingData(dataDir, guards) };
 }
 
 export interface KeyFileOptions {
@@ -161,10 +170,16 @@ export interface KeyFileOptions {
    * holds it and not this ring's file was made before this ring existed, so this ring is made for it.
    */
   succeeds?: string;
+  /** The database files in DATA_DIR whose rows this key protects (unset: any database there). */
+  guards?: readonly string[];
 }
 
 /** Options of MAIL_PRIVATE_KEYS, wherever it is loaded (the mailer; notes deriving the public half). */
-export const MAIL_PRIVATE_KEYS_FILE_OPTIONS: KeyFileOptions = { succeeds: 'mail_keys.txt' };
+export const MAIL_PRIVATE_KEYS_FILE_OPTIONS: KeyFileOptions = { succeeds: 'mail_keys.txt', guards: ['notes.db', 'mailer.db'] };
+/** Notes' own keys: its rows, receipts and outbox are what they seal and sign. */
+export const NOTES_KEY_FILE_OPTIONS: KeyFileOptions = { guards: ['notes.db'] };
+/** The webhooks ring seals the targets kept in notes' rows (the webhooks database holds no sealed data). */
+export const WEBHOOK_PRIVATE_KEYS_FILE_OPTIONS: KeyFileOptions = { guards: ['notes.db'] };
 
 /**
  * A key ring from NAME (or NAME_FILE). Outside production, when unset, it is read from
@@ -203,7 +218,7 @@ export function loadKeyRing(
       return undefined;
     }
   }
-  const { allowed, found } = mayGenerateInto(dataDir);
+  const { allowed, found } = mayGenerateInto(dataDir, options.guards);
   const upgrade = options.succeeds !== undefined && existsSync(join(keysDir, options.succeeds));
   if (!allowed && !options.regenerable && !upgrade) {
     reader.problem(`${name}: the key file ${file} is missing, but ${dataDir} already holds data (${found.slice(0, 4).join(', ')}${found.length > 4 ? ', …' : ''}). ${restore}. `
