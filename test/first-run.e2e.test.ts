@@ -195,7 +195,7 @@ describe('npm start with data already in DATA_DIR', () => {
     try {
       const run = await startOnce();
       expect(run.code).not.toBe(0);
-      expect(run.output).toContain(`MASTER_KEYS: the key file ${path.join(keysDir, 'master_keys.txt')} is missing, but ${dataDir} already holds data (mailer.db`);
+      expect(run.output).toContain(`MASTER_KEYS: the key file ${path.join(keysDir, 'master_keys.txt')} is missing, but ${dataDir} already holds data (notes.db)`);
       expect(existsSync(keysDir)).toBe(false);
     } finally {
       renameSync(moved, keysDir);
