@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, waitFor } from '@vanish/testkit/net';
@@ -115,5 +115,91 @@ describe('npm start with stdout piped (containers, CI, a log shipper)', () => {
       session.child.kill('SIGKILL');
       rmSync(session.dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+// Issue 32 (outside review): keys are generated only into a folder with no data at all; a key file missing or
+// unreadable beside existing data stops the start with a message naming it; data and key files are the user's alone.
+describe('npm start with data already in DATA_DIR', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'vanish-kept-data-'));
+  const keysDir = path.join(dataDir, 'keys');
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  async function startOnce(whileRunning: () => void = () => undefined): Promise<{ code: number | null; output: string }> {
+    const session = await start({ DATA_DIR: dataDir, LOG_FORMAT: 'json' }, false);
+    rmSync(session.dataDir, { recursive: true, force: true });
+    try {
+      const ready = await Promise.race([
+        waitFor(() => session.output().includes('all-in-one ready'), { timeoutMs: 60_000, intervalMs: 200, description: 'the ready line' }).then(() => true),
+        session.exited.then(() => false),
+      ]);
+      if (!ready) return { code: await session.exited, output: session.output() };
+      const created = await fetch(`${session.gateway}/api/create.php`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'kept', expiry_type: 'view', max_views: 1 }) });
+      expect(created.status).toBe(200);
+      whileRunning();
+      return { code: await stopped(session, () => session.child.kill('SIGINT')), output: session.output() };
+    } finally {
+      session.child.kill('SIGKILL');
+    }
+  }
+
+  it('when it first starts, then every key and database file (with -wal and -shm) is 0600, the keys folder 0700, and no key id is k1', async () => {
+    // SQLite removes -wal and -shm when it closes: they are looked at while it runs.
+    const modesOf = () => readdirSync(dataDir).filter((name) => /\.db(-wal|-shm)?$/.test(name))
+      .map((file) => ({ file, mode: (statSync(path.join(dataDir, file)).mode & 0o777).toString(8) }));
+    let whileRunning: Array<{ file: string; mode: string }> = [];
+    expect(await startOnce(() => { whileRunning = modesOf(); })).toMatchObject({ code: 0 });
+    expect(whileRunning.map((entry) => entry.file)).toEqual(expect.arrayContaining(['notes.db', 'notes.db-wal', 'notes.db-shm', 'mailer.db', 'stats.db', 'webhooks.db']));
+    expect(whileRunning.filter((entry) => entry.mode !== '600')).toEqual([]);
+    expect(statSync(keysDir).mode & 0o777).toBe(0o700);
+    const keyFiles = readdirSync(keysDir);
+    expect(keyFiles).toEqual(expect.arrayContaining(['master_keys.txt', 'lookup_key.txt', 'receipt_signing_keys.txt', 'mail_private_keys.txt', 'webhook_private_keys.txt']));
+    for (const file of keyFiles) {
+      expect({ file, mode: (statSync(path.join(keysDir, file)).mode & 0o777).toString(8) }).toEqual({ file, mode: '600' });
+      expect(readFileSync(path.join(keysDir, file), 'utf8')).not.toMatch(/(^|,)k1:/);
+    }
+  });
+
+  it('when one key file is missing, then the start stops naming it and what to restore, and makes no key', async () => {
+    const file = path.join(keysDir, 'master_keys.txt');
+    const saved = readFileSync(file);
+    rmSync(file);
+    try {
+      const run = await startOnce();
+      expect(run.code).not.toBe(0);
+      expect(run.output).toContain(`MASTER_KEYS: the key file ${file} is missing, but ${dataDir} already holds data`);
+      expect(run.output).toContain(`Restore it from your backup of ${keysDir}, or set MASTER_KEYS`);
+      expect(run.output).not.toContain('all-in-one ready');
+      expect(existsSync(file)).toBe(false);
+    } finally {
+      writeFileSync(file, saved, { mode: 0o600 });
+    }
+  });
+
+  it('when a key file is corrupt, then the start stops naming it', async () => {
+    const file = path.join(keysDir, 'receipt_signing_keys.txt');
+    const saved = readFileSync(file);
+    writeFileSync(file, 'r1:not-a-key\n');
+    try {
+      const run = await startOnce();
+      expect(run.code).not.toBe(0);
+      expect(run.output).toContain(`RECEIPT_SIGNING_KEYS: the key file ${file} cannot be read`);
+    } finally {
+      writeFileSync(file, saved, { mode: 0o600 });
+    }
+  });
+
+  it('when the whole keys folder is missing beside the databases, then the start stops and creates no keys folder', async () => {
+    const moved = `${keysDir}.bak`;
+    renameSync(keysDir, moved);
+    try {
+      const run = await startOnce();
+      expect(run.code).not.toBe(0);
+      expect(run.output).toContain(`MASTER_KEYS: the key file ${path.join(keysDir, 'master_keys.txt')} is missing, but ${dataDir} already holds data (notes.db)`);
+      expect(existsSync(keysDir)).toBe(false);
+    } finally {
+      renameSync(moved, keysDir);
+    }
+    expect(await startOnce()).toMatchObject({ code: 0 });
   });
 });

@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, createSecretKey, diffieHellman, generateKeyPairSync, hkdfSync, type KeyObject } from 'node:crypto';
 import type { EnvReader } from './config';
-import { KeyRing, aeadOpen, aeadSeal, loadKeyRing } from './key-ring';
+import { KeyRing, aeadOpen, aeadSeal, loadKeyRing, type KeyFileOptions } from './key-ring';
 import type { Logger } from './logger';
 
 /**
@@ -121,7 +121,7 @@ export class ConsumerOpener {
  * all-in-one process). With NODE_ENV=production the public ring must be given.
  */
 export function loadPublicKeyRing(
-  reader: EnvReader, publicName: string, privateName: string, dataDir: string, logger?: Logger, whenLost?: string,
+  reader: EnvReader, publicName: string, privateName: string, dataDir: string, logger?: Logger, whenLost?: string, options: KeyFileOptions = {},
 ): KeyRing | undefined {
   const text = reader.raw(publicName);
   if (text !== undefined) {
@@ -138,6 +138,6 @@ export function loadPublicKeyRing(
     reader.problem(`${publicName}: required with NODE_ENV=production (the consumer's public keys; keys are never generated in production)`);
     return undefined;
   }
-  const privateRing = loadKeyRing(reader, privateName, dataDir, logger, whenLost);
+  const privateRing = loadKeyRing(reader, privateName, dataDir, logger, whenLost, options);
   return privateRing && publicRingOf(privateRing);
 }

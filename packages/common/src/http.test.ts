@@ -1,7 +1,7 @@
 import express from 'express';
 import { Registry } from 'prom-client';
 import {
-  type Listening, PERMISSIONS_POLICY, apiHeaders, apiNotFound, createAdminApp, errorHandler, jsonBody, listen, methodsOnly, requestId,
+  type Listening, PERMISSIONS_POLICY, apiHeaders, apiNotFound, bodyRefusalStatus, createAdminApp, errorHandler, jsonBody, listen, methodsOnly, requestId,
 } from './http';
 import { type Logger, silentLogger } from './logger';
 
@@ -159,5 +159,24 @@ describe('listen with an express app', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('bodyRefusalStatus', () => {
+  const parserError = (type: string, status: number) => Object.assign(new Error(type), { type, status, expose: true });
+
+  it.each([
+    ['entity.too.large', 413, 413], ['parameters.too.many', 413, 413], ['charset.unsupported', 415, 400],
+    ['encoding.unsupported', 415, 400], ['entity.parse.failed', 400, 400], ['request.aborted', 400, 400],
+    ['querystring.parse.rangeError', 400, 400],
+  ])('when body-parser refuses with %s (%i), then a page answers %i', (type, status, expected) => {
+    expect(bodyRefusalStatus(parserError(type, status))).toBe(expected);
+  });
+
+  it('when the error is a server fault (stream state, no status, a 5xx, or not a parser error at all), then it is not a refusal', () => {
+    expect(bodyRefusalStatus(parserError('stream.not.readable', 500))).toBeUndefined();
+    expect(bodyRefusalStatus(Object.assign(new Error('x'), { type: 'entity.too.large' }))).toBeUndefined();
+    expect(bodyRefusalStatus(new Error('boom'))).toBeUndefined();
+    expect(bodyRefusalStatus(undefined)).toBeUndefined();
   });
 });

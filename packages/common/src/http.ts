@@ -133,10 +133,41 @@ export function bodyErrorToAppError(err: unknown): AppError | undefined {
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ValidationError('INVALID_CONTENT_TYPE', 'Unsupported body encoding or charset');
+    case 'parameters.too.many':
+      return new ValidationError('PAYLOAD_TOO_LARGE', 'Request body has too many fields');
     case 'request.aborted':
     case 'request.size.invalid':
     case 'stream.encoding.set':
+    case 'querystring.parse.rangeError':
       return new ValidationError('INVALID_JSON', 'Request body could not be read');
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The status a page answers when a body parser (express.urlencoded, express.json) refused what the
+ * client sent: 413 when the body is over a size or field-count limit, 400 when it cannot be read (an
+ * unsupported charset or content encoding, a broken or aborted body). Undefined for anything else, so a
+ * server fault stays one. body-parser marks its errors with `type` and a 4xx `status`; both are checked,
+ * so an error of our own that merely has a `type` is not mistaken for a client's.
+ */
+export function bodyRefusalStatus(err: unknown): 400 | 413 | undefined {
+  if (typeof err !== 'object' || err === null || !('type' in err)) return undefined;
+  const status = (err as { status?: unknown }).status;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  switch ((err as { type: unknown }).type) {
+    case 'entity.too.large':
+    case 'parameters.too.many':
+      return 413;
+    case 'entity.parse.failed':
+    case 'entity.verify.failed':
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+    case 'querystring.parse.rangeError':
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return 400;
     default:
       return undefined;
   }

@@ -16,3 +16,4 @@ export * from './bus';
 export * from './periodic-task';
 export * from './webhooks';
 export * from './i18n';
+export * from './strict-json';

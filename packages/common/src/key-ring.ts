@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes, type KeyObject } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { EnvReader } from './config';
 import type { Logger } from './logger';
 
@@ -44,7 +44,8 @@ export class KeyRing {
     return new KeyRing(keys);
   }
 
-  static generate(id = 'k1'): KeyRing {
+  /** One fresh key; without an id, one no other generated key has had (newKeyId). */
+  static generate(id = newKeyId('k')): KeyRing {
     return new KeyRing([{ id, material: randomBytes(32) }]);
   }
 
@@ -110,13 +111,88 @@ export class MessageSealer {
 }
 
 /**
- * A key ring from NAME (or NAME_FILE). Outside production, when unset, it is generated once into
- * DATA_DIR/keys and kept there, with a warning: losing that file loses what it sealed.
+ * An id no generated key has had before: a prefix, the date, and 48 random bits (`k20261127-3fa9c1e07b2d`).
+ * A key made again after one was lost must not take the lost key's id, or whatever names that id (a
+ * receipt's `kid`, a sealed box's key id) would be checked against the wrong key instead of being
+ * reported as signed or sealed by a key that is gone.
+ */
+export function newKeyId(prefix: string): string {
+  const day = new Date().toISOString().slice(0, 10).replace(/-/g, '');
+  return `${prefix}${day}-${randomBytes(6).toString('hex')}`;
+}
+
+/** Files that say a data folder already holds data: SQLite databases (and their journals) and key files. */
+const DATA_FILE = /\.(db|db-wal|db-shm|sqlite|sqlite3)$/;
+
+/**
+ * What a data folder holds that a generated key would orphan; empty when it holds nothing: key files, and
+ * the databases whose rows the key protects (`guards`: file names in DATA_DIR; unset: any database).
+ */
+export function existingData(dataDir: string, guards?: readonly string[]): string[] {
+  const list = (dir: string) => { try { return readdirSync(dir); } catch { return []; } };
+  const guarded = (name: string) => DATA_FILE.test(name) && (guards === undefined || guards.some((file) => name === file || name.startsWith(`${file}-`)));
+  return [
+    ...list(dataDir).filter(guarded),
+    ...list(join(dataDir, 'keys')).filter((name) => name.endsWith('.txt')).map((name) => join('keys', name)),
+  ].sort();
+}
+
+/**
+ * Whether this process may generate keys into a data folder: only when the folder held no data at all the
+ * first time this process looked (the all-in-one, or one service, generates all its keys together on the
+ * very first start). Decided once per folder and process, so the second key of a first start is not
+ * refused because of the first.
+ */
+const generationAllowed = new Map<string, boolean>();
+
+function mayGenerateInto(dataDir: string, guards: readonly string[] | undefined): { allowed: boolean; found: string[] } {
+  const key = resolve(dataDir);
+  const known = generationAllowed.get(key);
+  if (known === undefined) {
+    const found = existingData(dataDir, guards);
+    generationAllowed.set(key, found.length === 0);
+    return { allowed: found.length === 0, found };
+  }
+  // Keys this process made on its first look do not count; the databases this key protects still do.
+  const databases = existingData(dataDir, guards).filter((name) => !name.startsWith('keys'));
+  if (known && databases.length === 0) return { allowed: true, found: [] };
+  return { allowed: false, found: known ? databases : existingData(dataDir, guards) };
+}
+
+export interface KeyFileOptions {
+  /**
+   * A key whose loss costs nothing lasting (LIMITER_KEY: rate-limit counters start again) may be made
+   * again beside existing data; every other key may not.
+   */
+  regenerable?: boolean;
+  /**
+   * The key file of the ring this one succeeds (MAIL_PRIVATE_KEYS after the legacy MAIL_KEYS): data that
+   * holds it and not this ring's file was made before this ring existed, so this ring is made for it.
+   */
+  succeeds?: string;
+  /** The database files in DATA_DIR whose rows this key protects (unset: any database there). */
+  guards?: readonly string[];
+}
+
+/** Options of MAIL_PRIVATE_KEYS, wherever it is loaded (the mailer; notes deriving the public half). */
+export const MAIL_PRIVATE_KEYS_FILE_OPTIONS: KeyFileOptions = { succeeds: 'mail_keys.txt', guards: ['notes.db', 'mailer.db'] };
+/** Notes' own keys: its rows, receipts and outbox are what they seal and sign. */
+export const NOTES_KEY_FILE_OPTIONS: KeyFileOptions = { guards: ['notes.db'] };
+/** The webhooks ring seals the targets kept in notes' rows (the webhooks database holds no sealed data). */
+export const WEBHOOK_PRIVATE_KEYS_FILE_OPTIONS: KeyFileOptions = { guards: ['notes.db'] };
+
+/**
+ * A key ring from NAME (or NAME_FILE). Outside production, when unset, it is read from
+ * DATA_DIR/keys/name.txt; it is generated there (with a warning: losing that file loses what it sealed)
+ * only when the data folder holds no data at all. A key file missing beside existing data (a database, other
+ * keys), or one that cannot be read, stops the start with a problem naming the file and what to restore:
+ * a new key would silently orphan every note, e-mail, webhook and receipt sealed or signed by the old one.
  */
 export function loadKeyRing(
   reader: EnvReader, name: string, dataDir: string, logger?: Logger,
   /** What losing the generated key costs, said in the warning. */
   whenLost = 'losing it loses every note it sealed',
+  options: KeyFileOptions = {},
 ): KeyRing | undefined {
   const text = reader.raw(name);
   if (text !== undefined) {
@@ -131,10 +207,27 @@ export function loadKeyRing(
     reader.problem(`${name}: required with NODE_ENV=production (keys are never generated in production)`);
     return undefined;
   }
-  const file = join(dataDir, 'keys', `${name.toLowerCase()}.txt`);
-  if (existsSync(file)) return KeyRing.parse(readFileSync(file, 'utf8').trim());
-  const ring = KeyRing.generate();
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const keysDir = join(dataDir, 'keys');
+  const file = join(keysDir, `${name.toLowerCase()}.txt`);
+  const restore = `Restore it from your backup of ${keysDir}, or set ${name}`;
+  if (existsSync(file)) {
+    try {
+      return KeyRing.parse(readFileSync(file, 'utf8').trim());
+    } catch (err) {
+      reader.problem(`${name}: the key file ${file} cannot be read (${(err as Error).message}). ${restore}.`);
+      return undefined;
+    }
+  }
+  const { allowed, found } = mayGenerateInto(dataDir, options.guards);
+  const upgrade = options.succeeds !== undefined && existsSync(join(keysDir, options.succeeds));
+  if (!allowed && !options.regenerable && !upgrade) {
+    reader.problem(`${name}: the key file ${file} is missing, but ${dataDir} already holds data (${found.slice(0, 4).join(', ')}${found.length > 4 ? ', …' : ''}). ${restore}. `
+      + `A new key would not open what the old one sealed (${whenLost}), so none is made. To start afresh instead, move ${dataDir} away.`);
+    return undefined;
+  }
+  const ring = KeyRing.generate(newKeyId(name.charAt(0).toLowerCase()));
+  mkdirSync(keysDir, { recursive: true, mode: 0o700 });
+  chmodSync(keysDir, 0o700);
   writeFileSync(file, `${ring.serialize()}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   logger?.warn(`${name} is not set: generated a key into ${file}. Back it up: ${whenLost}. Set ${name} in production.`);
@@ -143,7 +236,7 @@ export function loadKeyRing(
 
 /** A single 32-byte secret (LOOKUP_KEY) under the same rules as loadKeyRing. */
 export function loadSecretKey(
-  reader: EnvReader, name: string, dataDir: string, logger?: Logger, whenLost?: string,
+  reader: EnvReader, name: string, dataDir: string, logger?: Logger, whenLost?: string, options: KeyFileOptions = {},
 ): Buffer | undefined {
   const text = reader.raw(name);
   if (text !== undefined) {
@@ -154,6 +247,6 @@ export function loadSecretKey(
     }
     return material;
   }
-  const ring = loadKeyRing(reader, name, dataDir, logger, whenLost);
+  const ring = loadKeyRing(reader, name, dataDir, logger, whenLost, options);
   return ring?.current.material;
 }

@@ -45,21 +45,86 @@ export interface SealedWebhookPart {
   target: string | null;
 }
 
-/** ipaddr.js range names that are public unicast; every other range is refused. */
-const PUBLIC_RANGES = new Set(['unicast']);
+/**
+ * ipaddr.js's names of the IPv6 ranges that carry an IPv4 address: allowed only when that address is
+ * itself public (a DNS64 resolver on an IPv6-only host answers 64:ff9b::8.8.8.8 for a public server).
+ */
+const EMBEDDING_RANGES = new Set(['ipv4Mapped', 'rfc6145', 'rfc6052', '6to4', 'teredo']);
 
 /**
  * True when a connection to `address` must never be made for a webhook: loopback, private,
  * link-local (cloud metadata 169.254.169.254 included), unique-local (fd00:ec2::254 included),
- * CGNAT, multicast, unspecified, broadcast, reserved, documentation, and IPv6 forms that embed an
- * IPv4 address (mapped, NAT64, 6to4, Teredo) unless the embedded address itself is public.
+ * CGNAT, multicast, unspecified, broadcast, reserved, documentation; the deprecated IPv4-compatible
+ * range ::/96 and the local-use NAT64 prefix 64:ff9b:1::/48 whatever they carry; and every IPv6 form
+ * that embeds an IPv4 address (mapped, translated, NAT64, 6to4, Teredo, ISATAP) unless each IPv4
+ * address it embeds is itself public. ipaddr.js names the ranges; the embedded addresses are read
+ * from the 16 bytes at the offsets the RFCs give.
  */
 export function isForbiddenAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
-  if (!ipaddr.isValid(bare)) return true;
-  let parsed = ipaddr.parse(bare);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return !PUBLIC_RANGES.has(parsed.range());
+  const bare = canonicalAddress(address.replace(/^\[|\]$/g, ''));
+  if (bare === null || !ipaddr.isValid(bare)) return true;
+  const parsed = ipaddr.parse(bare);
+  if (parsed.kind() === 'ipv4') return !isPublicIpv4(parsed as ipaddr.IPv4);
+  const v6 = parsed as ipaddr.IPv6;
+  const bytes = v6.toByteArray();
+  // ::/96, IPv4-compatible (RFC 4291 2.5.5.1, deprecated): nothing legitimate is reached this way any more,
+  // and some stacks still hand such an address to IPv4 (`[::127.0.0.1]`). :: and ::1 are in it too.
+  if (bytes.slice(0, 12).every((byte) => byte === 0)) return true;
+  // 64:ff9b:1::/48, local-use NAT64 (RFC 8215): translates into the operator's own networks.
+  if (startsWith(bytes, [0x00, 0x64, 0xff, 0x9b, 0x00, 0x01])) return true;
+  const range = v6.range();
+  if (range !== 'unicast' && !EMBEDDING_RANGES.has(range)) return true;
+  return embeddedIpv4(range, bytes).some((embedded) => !isPublicIpv4(embedded));
+}
+
+/**
+ * IPv6 in the all-hex form of the WHATWG URL parser (the one that read the webhook URL), IPv4 as it is;
+ * null when it is neither. ipaddr.js 2.5 reads the dotted form `::a.b.c.d` as `::ffff:a.b.c.d` (mapped, not
+ * the IPv4-compatible address it is), and getaddrinfo writes IPv4-compatible answers in that dotted form.
+ */
+function canonicalAddress(address: string): string | null {
+  const family = isIP(address);
+  if (family === 4) return address;
+  if (family !== 6) return null;
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return null; // a zone id (fe80::1%eth0): link-local, refused anyway
+  }
+}
+
+function isPublicIpv4(address: ipaddr.IPv4): boolean {
+  return address.range() === 'unicast';
+}
+
+function startsWith(bytes: readonly number[], prefix: readonly number[]): boolean {
+  return prefix.every((byte, i) => bytes[i] === byte);
+}
+
+const ipv4At = (bytes: readonly number[], offset: number, invert = false): ipaddr.IPv4 =>
+  new ipaddr.IPv4(bytes.slice(offset, offset + 4).map((byte) => (invert ? byte ^ 0xff : byte)));
+
+/** Every IPv4 address an IPv6 address carries, by the form its range or interface id says it has. */
+function embeddedIpv4(range: string, bytes: readonly number[]): ipaddr.IPv4[] {
+  const found: ipaddr.IPv4[] = [];
+  switch (range) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d (RFC 4291)
+    case 'rfc6145': // ::ffff:0:a.b.c.d, IPv4-translated (RFC 6145)
+    case 'rfc6052': // 64:ff9b::a.b.c.d, well-known NAT64 (RFC 6052)
+      found.push(ipv4At(bytes, 12));
+      break;
+    case '6to4': // 2002:AABB:CCDD::/48 (RFC 3056)
+      found.push(ipv4At(bytes, 2));
+      break;
+    case 'teredo': // 2001:0:SERVER:flags:port:CLIENT, the client's address bit-inverted (RFC 4380)
+      found.push(ipv4At(bytes, 4), ipv4At(bytes, 12, true));
+      break;
+    default:
+      break;
+  }
+  // ISATAP (RFC 5214) in any prefix: interface id 0000:5efe or 0200:5efe (the u and g bits may be set) + IPv4.
+  if ((bytes[8]! & 0xfc) === 0 && bytes[9] === 0 && bytes[10] === 0x5e && bytes[11] === 0xfe) found.push(ipv4At(bytes, 12));
+  return found;
 }
 
 export type WebhookUrlProblem = { ok: true; url: URL } | { ok: false; reason: string };

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import knexFactory, { type Knex } from 'knex';
@@ -57,8 +57,25 @@ export function knexLog(logger: Logger): Knex.Config['log'] {
   };
 }
 
+/**
+ * The database file, and its folder when new, readable by this user alone. SQLite gives its -wal and
+ * -shm files the database file's permissions, so creating the file 0600 before SQLite opens it covers
+ * them too; files an older version left 0644 are tightened.
+ */
+function privateDatabaseFile(filename: string): void {
+  mkdirSync(dirname(filename), { recursive: true, mode: 0o700 });
+  closeSync(openSync(filename, 'a', 0o600));
+  for (const file of [filename, `${filename}-wal`, `${filename}-shm`, `${filename}-journal`]) {
+    try {
+      chmodSync(file, 0o600);
+    } catch {
+      // absent (no -wal yet) or not ours: nothing to tighten
+    }
+  }
+}
+
 function sqliteConfig(filename: string, options: ConfigureKnexOptions): Knex.Config {
-  if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true });
+  if (filename !== ':memory:') privateDatabaseFile(filename);
   const synchronous = options.sqliteSynchronous ?? 'FULL';
   return {
     client: 'better-sqlite3',

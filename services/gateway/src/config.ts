@@ -94,7 +94,7 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
     'false serves passcodes and note links over plain http; TLS ends at the gateway or at a proxy TRUST_PROXY names');
   const host = reader.str('HOST', '0.0.0.0');
 
-  const limiterKey = loadSecretKey(reader, 'LIMITER_KEY', dataDir, logger, 'losing it only resets the rate-limit counters');
+  const limiterKey = loadSecretKey(reader, 'LIMITER_KEY', dataDir, logger, 'losing it only resets the rate-limit counters', { regenerable: true });
 
   const config: GatewayConfig = {
     port: reader.int('PORT', 8080, { min: 0, max: 65_535 }),

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readAmqpTls, readAmqpUrl, readQueueSettings, type AmqpTlsSettings, type QueueSettings } from '@vanish/bus';
 import {
-  EnvReader, KeyRing, loadKeyRing, readTlsCa, refuseInsecureTransportInProduction, type Env, type LogLevel, type Logger,
+  EnvReader, KeyRing, MAIL_PRIVATE_KEYS_FILE_OPTIONS, loadKeyRing, readTlsCa, refuseInsecureTransportInProduction, type Env, type LogLevel, type Logger,
 } from '@vanish/common';
 import { readDatabaseSettings } from '@vanish/database';
 import { smtpTransportRisk } from './adapters/mail/smtp-tls';
@@ -102,7 +102,7 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
   const publicBaseUrl = reader.publicBaseUrl('http://localhost:8080');
   reader.requireInProduction('PUBLIC_BASE_URL', reader.raw('PUBLIC_BASE_URL'), 'links in e-mails must name the public origin');
 
-  const mailPrivateKeys = loadKeyRing(reader, 'MAIL_PRIVATE_KEYS', dataDir, logger, 'losing it loses the e-mails waiting in the outbox and queues');
+  const mailPrivateKeys = loadKeyRing(reader, 'MAIL_PRIVATE_KEYS', dataDir, logger, 'losing it loses the e-mails waiting in the outbox and queues', MAIL_PRIVATE_KEYS_FILE_OPTIONS);
   const legacyMailKeys = loadLegacyMailKeys(reader, dataDir);
   const hashKeyText = reader.raw('MAILER_HASH_KEY');
   let hashKey: Buffer | undefined;

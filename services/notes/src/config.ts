@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { readAmqpTls, readAmqpUrl, type AmqpTlsSettings } from '@vanish/bus';
 import { readDatabaseSettings } from '@vanish/database';
 import { DEFAULT_EXPIRY_PRESETS, type ExpiryPreset, parseExpiryPresets } from './http/pages/expiry-presets';
-import { EnvReader, KeyRing, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
+import { EnvReader, KeyRing, MAIL_PRIVATE_KEYS_FILE_OPTIONS, NOTES_KEY_FILE_OPTIONS, WEBHOOK_PRIVATE_KEYS_FILE_OPTIONS, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
 import { DEFAULT_SCRYPT_LIMIT, type ScryptLimitOptions } from './domain/scrypt-limit';
 
 export interface NotesConfig {
@@ -83,14 +83,14 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
   const amqpExchange = reader.str('AMQP_EXCHANGE', 'vanish');
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(amqpExchange)) reader.problem('AMQP_EXCHANGE: letters, digits, dot, dash, underscore only');
 
-  const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, keyLogger);
-  const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger);
+  const masterKeys = loadKeyRing(reader, 'MASTER_KEYS', dataDir, keyLogger, undefined, NOTES_KEY_FILE_OPTIONS);
+  const lookupKey = loadSecretKey(reader, 'LOOKUP_KEY', dataDir, keyLogger, undefined, NOTES_KEY_FILE_OPTIONS);
   const mailSealing = loadMailSealing(reader, dataDir, keyLogger);
   const receiptSigningKeys = loadKeyRing(reader, 'RECEIPT_SIGNING_KEYS', dataDir, keyLogger,
-    'receipts signed with it can no longer be checked against a published key');
+    'receipts signed with it can no longer be checked against a published key', NOTES_KEY_FILE_OPTIONS);
   const webhookPublicKeys = production && reader.raw('WEBHOOK_PUBLIC_KEYS') === undefined
     ? undefined
-    : loadPublicKeyRing(reader, 'WEBHOOK_PUBLIC_KEYS', 'WEBHOOK_PRIVATE_KEYS', dataDir, keyLogger, 'losing it loses the webhook deliveries still pending');
+    : loadPublicKeyRing(reader, 'WEBHOOK_PUBLIC_KEYS', 'WEBHOOK_PRIVATE_KEYS', dataDir, keyLogger, 'losing it loses the webhook deliveries still pending', WEBHOOK_PRIVATE_KEYS_FILE_OPTIONS);
   const webhookAllowPrivateNetworks = reader.bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false);
   reader.refuseInProduction('WEBHOOK_ALLOW_PRIVATE_NETWORKS', webhookAllowPrivateNetworks,
     'webhooks could be pointed at the cluster\'s private addresses (SSRF)');
@@ -158,7 +158,7 @@ function loadMailSealing(reader: EnvReader, dataDir: string, logger: Logger): No
     }
   }
   const publicKeys = loadPublicKeyRing(reader, 'MAIL_PUBLIC_KEYS', 'MAIL_PRIVATE_KEYS', dataDir, logger,
-    'losing it loses the e-mails waiting in the outbox and queues');
+    'losing it loses the e-mails waiting in the outbox and queues', MAIL_PRIVATE_KEYS_FILE_OPTIONS);
   if (legacyText !== undefined) logger.warn('MAIL_KEYS is set but no longer used by notes (MAIL_PUBLIC_KEYS seals mail commands): remove it from the notes secrets');
   return publicKeys && { kind: 'to-mailer', publicKeys };
 }

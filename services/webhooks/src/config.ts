@@ -2,7 +2,7 @@ import { hkdfSync } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readAmqpTls, readAmqpUrl, readQueueSettings, type AmqpTlsSettings, type QueueSettings } from '@vanish/bus';
-import { EnvReader, KeyRing, loadKeyRing, parseWebhookUrl, type Env, type LogLevel, type Logger } from '@vanish/common';
+import { EnvReader, KeyRing, WEBHOOK_PRIVATE_KEYS_FILE_OPTIONS, loadKeyRing, parseWebhookUrl, type Env, type LogLevel, type Logger } from '@vanish/common';
 import { readDatabaseSettings } from '@vanish/database';
 
 /** An operator subscription (DECISIONS 11): every note's events, pseudonymous references only. */
@@ -66,7 +66,7 @@ export function loadWebhooksConfig(env: Env = process.env, logger?: Logger): Rea
   const amqpUrl = readAmqpUrl(reader);
   reader.requireInProduction('AMQP_URL', amqpUrl, 'the webhooks service consumes note events from RabbitMQ');
   const amqpTls = readAmqpTls(reader, amqpUrl);
-  const privateKeys = loadKeyRing(reader, 'WEBHOOK_PRIVATE_KEYS', dataDir, logger, 'losing it loses the webhook deliveries still pending');
+  const privateKeys = loadKeyRing(reader, 'WEBHOOK_PRIVATE_KEYS', dataDir, logger, 'losing it loses the webhook deliveries still pending', WEBHOOK_PRIVATE_KEYS_FILE_OPTIONS);
   const allowPrivateNetworks = reader.bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false);
   reader.refuseInProduction('WEBHOOK_ALLOW_PRIVATE_NETWORKS', allowPrivateNetworks, 'webhooks could reach the cluster\'s private addresses (SSRF)');
   const subscriptions = readSubscriptions(reader, production);

@@ -18,6 +18,12 @@ describe('SafeHttpSender', () => {
     (port: number) => `http://[::1]:${port}/`,
     (port: number) => `http://[::ffff:127.0.0.1]:${port}/`,
     (port: number) => `http://[::ffff:7f00:1]:${port}/`,
+    // Issue 32: IPv4-compatible (deprecated ::/96), translated, NAT64, 6to4 and ISATAP forms of loopback.
+    (port: number) => `http://[::127.0.0.1]:${port}/`,
+    (port: number) => `http://[::ffff:0:127.0.0.1]:${port}/`,
+    (port: number) => `http://[64:ff9b::127.0.0.1]:${port}/`,
+    (port: number) => `http://[2002:7f00:1::1]:${port}/`,
+    (port: number) => `http://[2a00:1450:4001:1::5efe:127.0.0.1]:${port}/`,
     () => 'http://10.0.0.1/',
     () => 'http://169.254.169.254/latest/meta-data/',
     () => 'http://100.64.0.1/',

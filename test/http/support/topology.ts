@@ -95,7 +95,7 @@ export interface RawAnswer {
  * Sends `target` as the request line's target exactly as given: no URL parsing, no normalising of
  * `..` or percent-escapes (fetch and `new URL` would repair the very paths under test).
  */
-export function rawRequest(port: number, method: string, target: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
+export function rawRequest(port: number, method: string, target: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, method, path: target, headers, agent: false, timeout: 20_000 });
     req.on('timeout', () => req.destroy(new Error(`no answer to ${method} ${target} within 20 s`)));
@@ -106,6 +106,6 @@ export function rawRequest(port: number, method: string, target: string, headers
       res.on('error', reject);
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
     });
-    req.end();
+    req.end(body);
   });
 }

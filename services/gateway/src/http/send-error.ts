@@ -68,6 +68,8 @@ function write(req: Request, res: Response, appError: AppError): void {
   for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
   res.status(appError.statusCode);
   if (wantsPage(req, res)) {
+    // A form over the limit gets 413, as the notes service answers it (issue 32); /api keeps DECISIONS 4's 400.
+    if (appError.code === 'PAYLOAD_TOO_LARGE') res.status(413);
     errorPages ??= ErrorPages.load();
     res.vary('Cookie');
     res.vary('Accept-Language');

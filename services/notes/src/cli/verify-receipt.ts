@@ -1,35 +1,70 @@
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parseStrictJson } from '@vanish/common';
 import { verifySignedReceipt } from '../receipts/receipt-signer';
 
+export const VERIFY_RECEIPT_USAGE = [
+  'usage: npm run verify-receipt -- receipt.json --keys vanish-receipt-keys.json',
+  '       npm run verify-receipt -- receipt.json --issuer https://notes.example.com',
+  'A receipt cannot vouch for itself: give the key set you saved, or the address of the service you trust.',
+].join('\n');
+
+/** The key set's path under an issuer (DECISIONS 12). */
+export const RECEIPT_KEYS_PATH = '/.well-known/vanish-receipt-keys.json';
+
+/** A key set larger than this is no vanish key set: the read stops there. */
+const MAX_KEY_SET_BYTES = 64 * 1024;
+
+export type FetchText = (url: string) => Promise<string>;
+
+class UsageError extends Error {}
+
+interface SavedReceipt {
+  receipt?: { issuer?: unknown; status?: unknown; end_reason?: unknown; views_used?: unknown; max_views?: unknown; issued_at?: unknown };
+}
+
 /**
- * `npm run verify-receipt -- receipt.json [--keys keys.json]`: checks a saved receipt (the JSON of
- * GET /api/receipt/{id}.php) offline against saved public keys (/.well-known/vanish-receipt-keys.json).
- * Without --keys the keys are fetched from the receipt's issuer. Prints what the receipt says.
+ * `npm run verify-receipt -- receipt.json (--keys keys.json | --issuer https://…)`: checks a saved
+ * receipt (the JSON of GET /api/receipt/{id}.php) against keys the user chose: a saved key set
+ * (/.well-known/vanish-receipt-keys.json), or the key set of an issuer named on the command line,
+ * fetched over HTTPS (plain HTTP only from this machine's loopback). The issuer the receipt names is
+ * never trusted by itself: anyone can sign a receipt under their own issuer. With --issuer, the
+ * receipt must name that issuer. The receipt and the key set are parsed strictly: a key repeated in
+ * any object is refused, since a viewer keeping the first copy would show values that were not signed.
  * Exit codes: 0 valid, 1 invalid signature, 2 usage or unreadable input.
  */
-export async function verifyReceiptCommand(args: readonly string[], out: (line: string) => void, fetchKeys: (url: string) => Promise<unknown> = fetchJson): Promise<number> {
-  const keysAt = args.indexOf('--keys');
-  const keysFile = keysAt >= 0 ? args[keysAt + 1] : undefined;
-  const file = args.find((arg, i) => !arg.startsWith('--') && (keysAt < 0 || i !== keysAt + 1));
-  if (!file || (keysAt >= 0 && !keysFile)) {
-    out('usage: npm run verify-receipt -- receipt.json [--keys vanish-receipt-keys.json]');
+export async function verifyReceiptCommand(args: readonly string[], out: (line: string) => void, fetchText: FetchText = fetchKeySet): Promise<number> {
+  let file: string;
+  let keysFile: string | undefined;
+  let issuer: string | undefined;
+  try {
+    ({ file, keysFile, issuer } = parseCommandLine(args));
+  } catch (err) {
+    out(`${(err as Error).message}\n${VERIFY_RECEIPT_USAGE}`);
     return 2;
   }
-  let saved: { receipt?: { issuer?: unknown; status?: unknown; end_reason?: unknown; views_used?: unknown; max_views?: unknown; issued_at?: unknown } };
+  let saved: SavedReceipt;
   let keys: { keys: Array<Record<string, string>> };
+  let source: string;
   try {
-    saved = JSON.parse(readFileSync(file, 'utf8')) as typeof saved;
-    if (keysFile) {
-      keys = JSON.parse(readFileSync(keysFile, 'utf8')) as typeof keys;
+    saved = readStrict(readFileSync(file, 'utf8'), file) as SavedReceipt;
+    if (keysFile !== undefined) {
+      keys = readStrict(readFileSync(keysFile, 'utf8'), keysFile) as typeof keys;
+      source = `the key set in ${keysFile}`;
     } else {
-      const issuer = saved.receipt?.issuer;
-      if (typeof issuer !== 'string' || !/^https?:\/\//.test(issuer)) throw new Error('the receipt names no issuer; pass --keys');
-      keys = (await fetchKeys(`${issuer.replace(/\/+$/, '')}/.well-known/vanish-receipt-keys.json`)) as typeof keys;
+      const url = `${issuer!}${RECEIPT_KEYS_PATH}`;
+      keys = readStrict(await fetchText(url), url) as typeof keys;
+      source = issuer!;
     }
     if (!Array.isArray(keys?.keys)) throw new Error('the key set has no "keys" array');
   } catch (err) {
     out(`cannot read input: ${(err as Error).message}`);
     return 2;
+  }
+  const named = saved.receipt?.issuer;
+  if (issuer !== undefined && (typeof named !== 'string' || named.replace(/\/+$/, '') !== issuer)) {
+    out(`INVALID: the receipt names the issuer ${JSON.stringify(named)}, not ${issuer}`);
+    return 1;
   }
   const result = verifySignedReceipt(saved, keys);
   if (!result.valid) {
@@ -37,15 +72,82 @@ export async function verifyReceiptCommand(args: readonly string[], out: (line: 
     return 1;
   }
   const r = saved.receipt!;
-  out(`VALID: signed by key "${result.kid}" of ${String(r.issuer)} at ${String(r.issued_at)} UTC`);
+  out(`VALID: signed by key "${result.kid}" of ${source} at ${String(r.issued_at)} UTC`);
+  if (keysFile !== undefined) out(`the receipt names the issuer ${String(r.issuer)}; it is only as true as that key set is theirs`);
   out(`note ${r.status === 'ended' ? `ended (${String(r.end_reason)})` : 'still active'}; views used ${String(r.views_used)} of ${String(r.max_views)}`);
   return 0;
 }
 
-async function fetchJson(url: string): Promise<unknown> {
+function parseCommandLine(args: readonly string[]): { file: string; keysFile?: string; issuer?: string } {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions(args);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) throw new UsageError('give exactly one receipt file');
+  if ((values.keys === undefined) === (values.issuer === undefined)) {
+    throw new UsageError('give either --keys FILE or --issuer URL (the issuer the receipt itself names is not trusted)');
+  }
+  return { file: positionals[0]!, keysFile: values.keys, issuer: values.issuer === undefined ? undefined : trustedIssuer(values.issuer) };
+}
+
+function parseOptions(args: readonly string[]) {
+  return parseArgs({ args: [...args], allowPositionals: true, strict: true, options: { keys: { type: 'string' }, issuer: { type: 'string' } } });
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+/**
+ * The issuer as receipts name it (PUBLIC_BASE_URL without a trailing slash). HTTPS only: a key set
+ * fetched over plain HTTP could be swapped on the way. Plain HTTP is allowed to this machine's
+ * loopback alone (the all-in-one on http://localhost:8080), where no one on a network sits between.
+ */
+export function trustedIssuer(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--issuer ${JSON.stringify(value)} is not an absolute URL`);
+  }
+  const loopback = LOOPBACK_HOSTS.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new UsageError(`--issuer must be an https:// address (plain http:// only for localhost), not ${url.protocol}//${url.host}`);
+  }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new UsageError('--issuer must be the service\'s address alone (no credentials, query or fragment)');
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
+function readStrict(text: string, where: string): unknown {
+  try {
+    return parseStrictJson(text);
+  } catch (err) {
+    throw new Error(`${where} is not strict JSON (${(err as Error).message}); a repeated key could show values that were not signed`);
+  }
+}
+
+/** The key set over HTTPS: no redirect followed, a deadline, and at most 64 KiB read. */
+async function fetchKeySet(url: string): Promise<string> {
   const answer = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(10_000) });
   if (!answer.ok) throw new Error(`${url} answered ${answer.status}`);
-  return answer.json();
+  const reader = answer.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_KEY_SET_BYTES) {
+      await reader.cancel();
+      throw new Error(`${url} answered more than ${MAX_KEY_SET_BYTES / 1024} KiB`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 if (require.main === module) {

@@ -75,6 +75,8 @@ describe('webhooks on the notes side (DECISIONS 11)', () => {
     ['https://169.254.169.254/latest/meta-data', 'public addresses'],
     ['https://[::1]/', 'public addresses'],
     ['https://[::ffff:127.0.0.1]/', 'public addresses'],
+    ['https://[::127.0.0.1]/', 'public addresses'],
+    ['https://[64:ff9b::a9fe:a9fe]/', 'public addresses'],
   ])('when production is given %s, then the creation answers INVALID_WEBHOOK_URL (%s)', async (url, reason) => {
     const { service } = setUp({ production: true });
     const err = await refusal(service.create(create({ webhook_url: url })));

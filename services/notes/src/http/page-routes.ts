@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import QRCode from 'qrcode';
 import {
-  AppError, LANG_COOKIE, THEME_COOKIE, type Logger, ValidationError, isTheme, isUndecodablePath, pageHeaders,
+  AppError, LANG_COOKIE, THEME_COOKIE, type Logger, ValidationError, bodyRefusalStatus, isTheme, isUndecodablePath, pageHeaders,
   readerLanguage, readerTheme, routeName,
 } from '@vanish/common';
 import { validateCreateNote } from '../domain/create-note-validator';
@@ -180,8 +180,15 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     // quotes the raw path, so it is answered here and never logged.
     if (err instanceof PageNotFound || isUndecodablePath(err)) { send(res, 404, notFoundPage(ctx)); return; }
     if (err instanceof PageForbidden) { send(res, 403, forbiddenPage(ctx)); return; }
+    // The body parser refused the form (too many fields, too large, a charset or encoding it does not
+    // read): the client's mistake, answered with the form error page and logged only by the access log.
+    const refused = bodyRefusalStatus(err);
+    if (refused !== undefined) {
+      if (!req.complete) res.setHeader('Connection', 'close');
+      send(res, refused, errorPage(ctx, t.t('error.formUnreadable')));
+      return;
+    }
     if (err instanceof AppError && err.statusCode < 500) {
-      // Body parser errors and the like: the form could not be read.
       send(res, 400, errorPage(ctx, t.t('error.formUnreadable')));
       return;
     }

@@ -1,6 +1,6 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import {
-  AppError, NotFoundError, ServiceUnavailableError, apiHeaders, errorHandler, isUndecodablePath, methodsOnly, pageHeaders, routeName, type Logger,
+  AppError, NotFoundError, ServiceUnavailableError, apiHeaders, bodyRefusalStatus, errorHandler, isUndecodablePath, methodsOnly, pageHeaders, routeName, type Logger,
 } from '@vanish/common';
 import type { FormTokens } from '../http/form-tokens';
 import { PageForbidden, pageContextFor, pageSettings, sameOriginOrThrow } from '../http/page-routes';
@@ -91,6 +91,13 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
     if (res.headersSent) { next(err); return; }
     if (err instanceof ReceiptPageNotFound || isUndecodablePath(err)) { send(res, 404, receiptNotFoundPage(ctx)); return; }
     if (err instanceof PageForbidden) { send(res, 403, forbiddenPage(ctx)); return; }
+    // The end-now form refused by the body parser (over 4 KB, too many fields, an unreadable charset): the client's mistake.
+    const refused = bodyRefusalStatus(err);
+    if (refused !== undefined) {
+      if (!req.complete) res.setHeader('Connection', 'close');
+      send(res, refused, errorPage(ctx, ctx.t.t('error.formUnreadable')));
+      return;
+    }
     if (err instanceof AppError && err.statusCode < 500) { send(res, 400, errorPage(ctx, ctx.t.t('error.formUnreadable'))); return; }
     const status = err instanceof AppError ? err.statusCode : 500;
     if (err instanceof AppError) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);

@@ -45,18 +45,110 @@ describe('receipt signatures', () => {
       writeFileSync(join(dir, 'keys.json'), JSON.stringify(signer.publicJwks));
       const lines: string[] = [];
       expect(await verifyReceiptCommand([join(dir, 'receipt.json'), '--keys', join(dir, 'keys.json')], (l) => lines.push(l))).toBe(0);
-      expect(lines[0]).toMatch(/^VALID: signed by key "r1" of https:\/\/n\.example/);
+      expect(lines[0]).toMatch(/^VALID: signed by key "r1" of the key set in .*keys\.json/);
+      expect(lines[1]).toMatch(/names the issuer https:\/\/n\.example/);
       expect(await verifyReceiptCommand([join(dir, 'changed.json'), '--keys', join(dir, 'keys.json')], (l) => lines.push(l))).toBe(1);
       expect(lines.at(-1)).toMatch(/^INVALID/);
-      // Without --keys, the keys come from the receipt's issuer.
-      const asked: string[] = [];
-      expect(await verifyReceiptCommand([join(dir, 'receipt.json')], () => undefined, async (url) => { asked.push(url); return signer.publicJwks; })).toBe(0);
-      expect(asked).toEqual(['https://n.example/.well-known/vanish-receipt-keys.json']);
       expect(await verifyReceiptCommand([], () => undefined)).toBe(2);
       expect(await verifyReceiptCommand([join(dir, 'missing.json'), '--keys', join(dir, 'keys.json')], () => undefined)).toBe(2);
+      expect(await verifyReceiptCommand([join(dir, 'receipt.json'), '--keys'], () => undefined)).toBe(2);
+      expect(await verifyReceiptCommand([join(dir, 'receipt.json'), '--keyz', join(dir, 'keys.json')], () => undefined)).toBe(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  // Issue 32 (outside review): the receipt's own issuer is never trusted, http:// issuers are refused, and a
+  // repeated key anywhere in the receipt, the key set or the JWS header is refused.
+  describe('verify-receipt trusts only keys the user chose', () => {
+    let dir: string;
+    const attacker = new ReceiptSigner(KeyRing.generate('r1'));
+    const forged = { ...receipt, issuer: 'https://attacker.example', status: 'ended', end_reason: 'views' };
+    const noFetch = async (url: string): Promise<string> => { throw new Error(`fetched ${url}`); };
+
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'verify-receipt-'));
+      writeFileSync(join(dir, 'forged.json'), JSON.stringify({ success: true, ...attacker.sign(forged) }));
+    });
+    afterEach(() => { rmSync(dir, { recursive: true, force: true }); });
+
+    it('when neither --keys nor --issuer is given, then it refuses (exit 2) and fetches nothing, even for a receipt whose own issuer would vouch for it', async () => {
+      const asked: string[] = [];
+      const lines: string[] = [];
+      const fetchText = async (url: string) => { asked.push(url); return JSON.stringify(attacker.publicJwks); };
+      expect(await verifyReceiptCommand([join(dir, 'forged.json')], (l) => lines.push(l), fetchText)).toBe(2);
+      expect(asked).toEqual([]);
+      expect(lines.join('\n')).toMatch(/give either --keys FILE or --issuer URL/);
+      expect(lines.join('\n')).not.toMatch(/VALID/);
+    });
+
+    it('when --issuer names the service the user trusts, then its key set is fetched, and a receipt naming another issuer is INVALID', async () => {
+      const trusted = new ReceiptSigner(KeyRing.generate('r1'));
+      writeFileSync(join(dir, 'genuine.json'), JSON.stringify({ success: true, ...trusted.sign({ ...receipt, issuer: 'https://notes.example.com' }) }));
+      const asked: string[] = [];
+      const fetchText = async (url: string) => { asked.push(url); return JSON.stringify(trusted.publicJwks); };
+      const lines: string[] = [];
+      expect(await verifyReceiptCommand([join(dir, 'genuine.json'), '--issuer', 'https://notes.example.com/'], (l) => lines.push(l), fetchText)).toBe(0);
+      expect(asked).toEqual(['https://notes.example.com/.well-known/vanish-receipt-keys.json']);
+      expect(lines[0]).toMatch(/^VALID: signed by key "r1" of https:\/\/notes\.example\.com at /);
+      expect(await verifyReceiptCommand([join(dir, 'forged.json'), '--issuer', 'https://notes.example.com'], (l) => lines.push(l), fetchText)).toBe(1);
+      expect(lines.at(-1)).toMatch(/^INVALID: the receipt names the issuer "https:\/\/attacker\.example", not https:\/\/notes\.example\.com/);
+    });
+
+    it.each([
+      'http://notes.example.com', 'http://10.0.0.5:8080', 'ftp://notes.example.com', 'notes.example.com', 'https://user:pw@notes.example.com',
+      'https://notes.example.com/?x=1',
+    ])('when --issuer is %s, then it is refused (exit 2) before anything is fetched', async (issuer) => {
+      const lines: string[] = [];
+      expect(await verifyReceiptCommand([join(dir, 'forged.json'), '--issuer', issuer], (l) => lines.push(l), noFetch)).toBe(2);
+      expect(lines.join('\n')).toMatch(/--issuer/);
+    });
+
+    it.each(['http://localhost:8080', 'http://127.0.0.1:8080', 'http://[::1]:8080'])('when --issuer is this machine\'s loopback over http (%s), then it is allowed', async (issuer) => {
+      const local = new ReceiptSigner(KeyRing.generate('r1'));
+      writeFileSync(join(dir, 'local.json'), JSON.stringify({ success: true, ...local.sign({ ...receipt, issuer }) }));
+      expect(await verifyReceiptCommand([join(dir, 'local.json'), '--issuer', issuer], () => undefined, async () => JSON.stringify(local.publicJwks))).toBe(0);
+    });
+
+    it('when both --keys and --issuer are given, then it refuses (one source of trust)', async () => {
+      writeFileSync(join(dir, 'keys.json'), JSON.stringify(attacker.publicJwks));
+      expect(await verifyReceiptCommand([join(dir, 'forged.json'), '--keys', join(dir, 'keys.json'), '--issuer', 'https://attacker.example'], () => undefined, noFetch)).toBe(2);
+    });
+
+    it('when a saved receipt repeats a key at any depth (a viewer reading the first copy would show unsigned values), then it is refused', async () => {
+      const trusted = new ReceiptSigner(KeyRing.generate('r1'));
+      writeFileSync(join(dir, 'keys.json'), JSON.stringify(trusted.publicJwks));
+      const text = JSON.stringify({ success: true, ...trusted.sign(receipt) });
+      writeFileSync(join(dir, 'good.json'), text);
+      expect(await verifyReceiptCommand([join(dir, 'good.json'), '--keys', join(dir, 'keys.json')], () => undefined)).toBe(0);
+      const repeats = [
+        text.replace('"status":"ended"', '"status":"active","status":"ended"'),
+        text.replace('"event":"reveal"', '"event":"created","event":"reveal"'),
+        text.replace('"receipt":{', '"receipt":{"views_used":0,'),
+        text.replace('"success":true', '"success":true,"\\u0073uccess":true'),
+        text.replace('"signature":{', '"signature":{"kid":"r9",'),
+      ];
+      for (const [index, repeated] of repeats.entries()) {
+        expect(repeated).not.toBe(text);
+        // JSON.parse keeps the last copy, so the signature checks out on what it reads:
+        expect(verifySignedReceipt(JSON.parse(repeated), trusted.publicJwks)).toMatchObject({ valid: true });
+        writeFileSync(join(dir, `repeated-${index}.json`), repeated);
+        const lines: string[] = [];
+        expect(await verifyReceiptCommand([join(dir, `repeated-${index}.json`), '--keys', join(dir, 'keys.json')], (l) => lines.push(l))).toBe(2);
+        expect(lines.join('\n')).toMatch(/not strict JSON \(duplicate key "/);
+      }
+      writeFileSync(join(dir, 'keys-repeated.json'), JSON.stringify(trusted.publicJwks).replace('"kid":"r1"', '"kid":"r0","kid":"r1"'));
+      expect(await verifyReceiptCommand([join(dir, 'good.json'), '--keys', join(dir, 'keys-repeated.json')], () => undefined)).toBe(2);
+    });
+
+    it('when the JWS header repeats a key, then the signature is INVALID', () => {
+      const signer = new ReceiptSigner(KeyRing.generate('r1'));
+      const signed = signer.sign(receipt);
+      const [, , signature] = signed.signature.jws.split('.');
+      const header = Buffer.from('{"alg":"none","alg":"EdDSA","kid":"r1"}').toString('base64url');
+      expect(verifySignedReceipt({ ...signed, signature: { ...signed.signature, jws: `${header}..${signature}` } }, signer.publicJwks))
+        .toEqual({ valid: false, reason: 'the JWS header is not strict JSON' });
+    });
   });
 });
 

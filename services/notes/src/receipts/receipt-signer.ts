@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import type { KeyRing } from '@vanish/common';
+import { parseStrictJson, type KeyRing } from '@vanish/common';
 
 /** DER prefix of a PKCS #8 Ed25519 private key; the 32-byte seed follows (RFC 8410). */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -85,10 +85,12 @@ export function verifySignedReceipt(saved: unknown, jwks: { keys: ReadonlyArray<
   if (!headerPart || empty !== '' || !signaturePart || rest.length > 0) return { valid: false, reason: 'the signature is not a detached JWS' };
   let header: { alg?: unknown; kid?: unknown; b64?: unknown; crit?: unknown };
   try {
-    header = JSON.parse(Buffer.from(headerPart, 'base64url').toString('utf8')) as typeof header;
+    // Strictly: `{"alg":"none","alg":"EdDSA"}` would be read one way here and another by other verifiers.
+    header = parseStrictJson(Buffer.from(headerPart, 'base64url').toString('utf8')) as typeof header;
   } catch {
-    return { valid: false, reason: 'the JWS header is not JSON' };
+    return { valid: false, reason: 'the JWS header is not strict JSON' };
   }
+  if (typeof header !== 'object' || header === null) return { valid: false, reason: 'unexpected JWS header' };
   if (header.alg !== 'EdDSA' || typeof header.kid !== 'string' || header.b64 !== undefined || header.crit !== undefined) return { valid: false, reason: 'unexpected JWS header' };
   const jwk = jwks.keys.find((key) => key.kid === header.kid);
   if (!jwk || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') return { valid: false, reason: `no published Ed25519 key "${String(header.kid)}"` };
