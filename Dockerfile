@@ -16,9 +16,10 @@ ARG SERVICE=all-in-one
 FROM ${NODE_IMAGE} AS base
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
 WORKDIR /app
-# Liveness on the admin port (slim images have no curl). Docker and compose use it; Kubernetes uses its probes.
+# Liveness on the admin port (slim images have no curl): ADMIN_PORT, else the service's default (the
+# all-in-one's is the gateway's). Docker and compose use it; Kubernetes uses its probes.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "require('http').get('http://127.0.0.1:'+process.env.ADMIN_PORT+'/healthz',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1)).setTimeout(2000,function(){this.destroy()})"]
+  CMD ["node", "-e", "const port=process.env.ADMIN_PORT||{gateway:9080,notes:9081,stats:9082,mailer:9083,webhooks:9084,'all-in-one':9080}[process.env.SERVICE];require('http').get('http://127.0.0.1:'+port+'/healthz',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1)).setTimeout(2000,function(){this.destroy()})"]
 
 ############################ manifests: npm needs every workspace's package.json to read the lockfile ############################
 # Manifests first, so the dependency layers are cached until a package.json or the lockfile changes.
@@ -61,46 +62,29 @@ RUN npx tsc -b "services/${SERVICE}" \
 FROM manifests AS service
 ARG SERVICE
 # A young generation of 8 MiB semi-spaces (V8's default is 16): RSS stays well under the 150 MB goal,
-# and scavenges cost far less than with 4 (docs/performance.md, Memory).
-ENV NODE_ENV=production NODE_OPTIONS=--max-semi-space-size=8
-# Only this workspace's production dependencies: no better-sqlite3, no TypeScript, no jest.
+# and scavenges cost far less than with 4 (docs/performance.md, Memory). Each service listens on its own
+# default ports (PORT, ADMIN_PORT: docs/operations.md), which the HEALTHCHECK knows by SERVICE.
+ENV NODE_ENV=production NODE_OPTIONS=--max-semi-space-size=8 SERVICE=${SERVICE}
+# Only this workspace's production dependencies: no better-sqlite3, no TypeScript, no jest. main.js links
+# to the service's entry point, so one command starts any of them (node runs the file the link names).
 RUN npm ci --omit=dev --ignore-scripts --workspace "services/${SERVICE}" \
  && npm cache clean --force \
- && rm -rf /root/.npm /tmp/*
+ && rm -rf /root/.npm /tmp/* \
+ && ln -s "services/${SERVICE}/dist/main.js" main.js
 COPY --from=build /out/ ./
 # Files stay owned by root and read-only to the app user; the process writes only to /tmp.
 USER node
-
-# Each service's ports (the same defaults as its config) and command. Run with an init so signals reach
-# node and zombies are reaped (`docker run --init`, compose `init: true`); node also handles SIGTERM
-# itself, so it drains even as PID 1 in Kubernetes. The old space grows by half of what a major
-# collection kept (V8: up to 4x), which keeps RSS under the 150 MB goal after a load; NODE_OPTIONS
-# refuses that flag (docs/performance.md, Memory).
+# Run with an init so signals reach node and zombies are reaped (`docker run --init`, compose `init: true`);
+# node also handles SIGTERM itself, so it drains even as PID 1 in Kubernetes. The old space grows by half of
+# what a major collection kept (V8: up to 4x), which keeps RSS under the 150 MB goal after a load;
+# NODE_OPTIONS refuses that flag (docs/performance.md, Memory).
+CMD ["node", "--heap-growing-percent=50", "main.js"]
+# The names SERVICE takes (and --target): each is the service image above.
 FROM service AS gateway
-ENV PORT=8080 ADMIN_PORT=9080
-EXPOSE 8080 9080
-CMD ["node", "--heap-growing-percent=50", "services/gateway/dist/main.js"]
-
 FROM service AS notes
-ENV PORT=8081 ADMIN_PORT=9081
-EXPOSE 8081 9081
-CMD ["node", "--heap-growing-percent=50", "services/notes/dist/main.js"]
-
 FROM service AS stats
-ENV PORT=8082 ADMIN_PORT=9082
-EXPOSE 8082 9082
-CMD ["node", "--heap-growing-percent=50", "services/stats/dist/main.js"]
-
 FROM service AS mailer
-ENV PORT=8083 ADMIN_PORT=9083
-EXPOSE 8083 9083
-CMD ["node", "--heap-growing-percent=50", "services/mailer/dist/main.js"]
-
-# No public traffic: only the admin port (metrics, health) listens.
 FROM service AS webhooks
-ENV ADMIN_PORT=9084
-EXPOSE 9084
-CMD ["node", "--heap-growing-percent=50", "services/webhooks/dist/main.js"]
 
 ############################ all-in-one: node_modules with SQLite compiled in ############################
 FROM manifests AS all-in-one-modules
@@ -126,7 +110,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir /data && chown node:node /data && chmod 0700 /data
-ENV DATA_DIR=/data PORT=8080 ADMIN_PORT=9080
+ENV SERVICE=all-in-one DATA_DIR=/data
 COPY --from=all-in-one-modules /app ./
 COPY --from=build /out/ ./
 # Everything it writes (data, keys, outbox) is on this one volume; the root file system can be read-only.

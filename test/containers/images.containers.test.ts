@@ -148,7 +148,10 @@ describe('the five images, built with podman and run as containers', () => {
       // podman puts the (docker-format) HEALTHCHECK beside Config, not in it.
       const [config] = JSON.parse(await must('podman', ['image', 'inspect', image(service)])) as [{ Config: { User: string; Cmd: string[]; Env: string[] }; Healthcheck?: { Test: string[] } }];
       expect(config.Config.User).toBe('node');
-      expect(config.Config.Cmd).toEqual(['node', '--heap-growing-percent=50', `services/${service}/dist/main.js`]);
+      // One command for every service: main.js links to this service's entry point.
+      expect(config.Config.Cmd).toEqual(['node', '--heap-growing-percent=50', 'main.js']);
+      expect(config.Config.Env).toContain(`SERVICE=${service}`);
+      expect((await must('podman', ['exec', containerName(service), 'readlink', '/app/main.js'])).trim()).toBe(`services/${service}/dist/main.js`);
       expect(config.Config.Env).toContain('NODE_ENV=production');
       // The young-generation bound the RSS goal relies on reaches the running process.
       expect(config.Config.Env).toContain('NODE_OPTIONS=--max-semi-space-size=8');
