@@ -76,7 +76,7 @@ export async function startTopology(options: {
   };
   const baseUrl = `http://127.0.0.1:${ports.gateway[0]}`;
   const mailPrivateKeys = KeyRing.parse(`m1:${randomKey()}`);
-  // NODE_OPTIONS as the images set it (services/*/Dockerfile), so the processes run as in a container.
+  // NODE_OPTIONS as the images set it (the Dockerfile's service stage), so the processes run as in a container.
   const common = {
     DATA_DIR: dataDir, LOG_LEVEL: logLevel, AMQP_URL: amqpUrl, PUBLIC_BASE_URL: baseUrl, HEARTBEAT_INTERVAL_MS: '2000',
     NODE_OPTIONS: serviceNodeOptions(),

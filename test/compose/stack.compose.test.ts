@@ -7,8 +7,8 @@
 //
 // Nothing can be pulled here: scripts/compose-stand-in-images.sh builds TEST STAND-INS for the third-party
 // images under the compose file's own names (test/compose/stand-ins/README.md), and the node base image
-// (scripts/container-base-image.sh). The project's own five images are built by `up --build` from their
-// Dockerfiles, with the local node base passed as NODE_IMAGE and the machine's CA bundle for npm
+// (scripts/container-base-image.sh). The project's own five images are built by `up --build` from the one
+// Dockerfile (SERVICE per service), with the local node base passed as NODE_IMAGE and the machine's CA bundle for npm
 // (docs/operations.md, "Images").
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// `npm run test:containers`: the five images are built for real with podman from their Dockerfiles
+// `npm run test:containers`: the five service images are built for real with podman from the Dockerfile
 // and run as containers (production mode, read-only root, no capabilities) against the machine's
 // MariaDB, Redis and RabbitMQ and an SMTP sink; a note is created, read, revealed and mailed
 // through the containerized gateway, statistics count it, the webhooks container takes its events
@@ -6,8 +6,8 @@
 // five, and each container runs as a non-root user and stops within 5 s of SIGTERM.
 //
 // On these machines podman needs a locally made base image and the certificate bundle for `npm ci`
-// (docs/operations.md, "Images"): scripts/container-base-image.sh makes the former, the build mounts the
-// latter. `--network host` because RabbitMQ's guest account only accepts loopback.
+// (docs/operations.md, "Images"): ./podman.ts makes the former and mounts the latter for the build.
+// `--network host` because RabbitMQ's guest account only accepts loopback.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,13 +20,11 @@ import { freePort, waitFor } from '@vanish/testkit/net';
 import { deleteRabbitObjects } from '@vanish/testkit/rabbitmq';
 import { requireService } from '@vanish/testkit/services';
 import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
+import { buildImage, must, preparePodman, run } from './podman';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const SERVICES = ['notes', 'stats', 'mailer', 'webhooks', 'gateway'] as const;
 // The webhooks service has no public traffic: only its admin port (metrics, health) listens.
 const ADMIN_ONLY: ReadonlySet<Service> = new Set(['webhooks']);
-// Made by scripts/container-base-image.sh from this machine's Node 24 (no registry here to pull the pinned image).
-const BASE_IMAGE_STAND_IN = 'docker.io/library/node:24-bookworm-slim';
 type Service = (typeof SERVICES)[number];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const PROM_CLIENT_DEFAULT_LINT = ['active_handles', 'active_requests', 'active_resources']
@@ -37,30 +35,6 @@ const key = (id?: string) => (id ? `${id}:${randomBytes(32).toString('base64')}`
 
 // Building five images from a cold cache takes minutes on two shared cores; the bound only catches hangs.
 jest.setTimeout(30 * 60_000);
-
-interface Result { code: number | null; stdout: string; stderr: string }
-
-function run(command: string, args: string[], options: { timeoutMs?: number; input?: string } = {}): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
-    child.on('error', (err) => { clearTimeout(timer); reject(err); });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-    child.stdin.end(options.input ?? '');
-  });
-}
-
-async function must(command: string, args: string[], options: { timeoutMs?: number; input?: string } = {}): Promise<string> {
-  const result = await run(command, args, options);
-  if (result.code !== 0) {
-    throw new Error(`${command} ${args.join(' ')} exited ${result.code}:\n${(result.stdout + result.stderr).split('\n').slice(-40).join('\n')}`);
-  }
-  return result.stdout;
-}
 
 describe('the five images, built with podman and run as containers', () => {
   const tag = `ct_${randomBytes(4).toString('hex')}`;
@@ -77,32 +51,16 @@ describe('the five images, built with podman and run as containers', () => {
   let forbiddenTarget: { server: Server; connections: number } | undefined;
 
   beforeAll(async () => {
-    await run('podman', ['--version']).catch(() => {
-      throw new Error('podman is not installed: apt-get install -y podman runc catatonit (docs/testing.md)');
-    });
+    await preparePodman();
     await requireService('mariadb');
     await requireService('rabbitmq');
     await requireService('redis');
     scratch = mkdtempSync(path.join(tmpdir(), 'vanish-containers-'));
 
-    // 1. The base image (test tooling: a local stand-in for the official node:24-bookworm-slim, which the
-    //    Dockerfiles pin by digest; the stand-in is passed as NODE_IMAGE).
-    await must('bash', [path.join(ROOT, 'scripts/container-base-image.sh')], { timeoutMs: 10 * 60_000 });
+    // 1. The five images, exactly as a user builds them (the base stand-in and CA bundle: ./podman.ts).
+    for (const service of SERVICES) await buildImage(service, image(service));
 
-    // 2. The five images, exactly as a user builds them, plus the machine's CA bundle for npm.
-    const npmrc = path.join(scratch, 'build-npmrc');
-    writeFileSync(npmrc, 'cafile=/etc/ssl/certs/ca-certificates.crt\n');
-    for (const service of SERVICES) {
-      await must('podman', [
-        'build', '--format', 'docker',
-        '-v', '/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro',
-        '-v', `${npmrc}:/usr/local/etc/npmrc:ro`,
-        '--build-arg', `NODE_IMAGE=${BASE_IMAGE_STAND_IN}`,
-        '-t', image(service), '-f', `services/${service}/Dockerfile`, '.',
-      ], { timeoutMs: 15 * 60_000 });
-    }
-
-    // 3. Dependencies of this test only: databases, an SMTP sink, free ports.
+    // 2. Dependencies of this test only: databases, an SMTP sink, free ports.
     for (const service of ['notes', 'stats', 'mailer', 'webhooks'] as const) databases.push(await createTestDatabase(`${tag}_${service}`));
     sink = await startSmtpSink();
     const forbidden = { server: createServer((socket) => socket.destroy()), connections: 0 };
@@ -139,7 +97,7 @@ describe('the five images, built with podman and run as containers', () => {
     // accepts them only through the named plaintext opt-outs (docs/operations.md, TLS to dependencies).
     const amqp = { AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672', AMQP_ALLOW_PLAINTEXT: 'true', AMQP_EXCHANGE: tag, HEARTBEAT_INTERVAL_MS: '1000' };
 
-    // 4. Start them as a hardened deployment would: the image's NODE_ENV=production, read-only root,
+    // 3. Start them as a hardened deployment would: the image's NODE_ENV=production, read-only root,
     //    no capabilities, an init as PID 1, the image's own (non-root) user.
     for (const service of SERVICES) {
       const serviceEnv = {
@@ -190,7 +148,10 @@ describe('the five images, built with podman and run as containers', () => {
       // podman puts the (docker-format) HEALTHCHECK beside Config, not in it.
       const [config] = JSON.parse(await must('podman', ['image', 'inspect', image(service)])) as [{ Config: { User: string; Cmd: string[]; Env: string[] }; Healthcheck?: { Test: string[] } }];
       expect(config.Config.User).toBe('node');
-      expect(config.Config.Cmd).toEqual(['node', '--heap-growing-percent=50', `services/${service}/dist/main.js`]);
+      // One command for every service: main.js links to this service's entry point.
+      expect(config.Config.Cmd).toEqual(['node', '--heap-growing-percent=50', 'main.js']);
+      expect(config.Config.Env).toContain(`SERVICE=${service}`);
+      expect((await must('podman', ['exec', containerName(service), 'readlink', '/app/main.js'])).trim()).toBe(`services/${service}/dist/main.js`);
       expect(config.Config.Env).toContain('NODE_ENV=production');
       // The young-generation bound the RSS goal relies on reaches the running process.
       expect(config.Config.Env).toContain('NODE_OPTIONS=--max-semi-space-size=8');

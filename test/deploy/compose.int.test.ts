@@ -49,10 +49,10 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.services).sort()).toEqual([...ALL_SERVICES, ...INFRA].sort());
   });
 
-  it('when a vanish service is built, then it uses its own Dockerfile from the repository root and a pinned local tag', () => {
+  it('when a vanish service is built, then it uses the one Dockerfile at the repository root with SERVICE naming it, and a pinned local tag', () => {
     for (const service of SERVICES) {
       const definition = compose.services[service];
-      expect(definition.build).toEqual({ context: '.', dockerfile: `services/${service}/Dockerfile` });
+      expect(definition.build).toEqual({ context: '.', dockerfile: 'Dockerfile', args: { SERVICE: service } });
       expect(existsSync(join(ROOT, definition.build.dockerfile))).toBe(true);
       expect(definition.image).toBe(`vanish-${service}:0.1.0`);
       expect(definition).toMatchObject({ init: true, read_only: true, cap_drop: ['ALL'] });
@@ -190,37 +190,71 @@ describe('docker-compose.yml', () => {
   });
 });
 
-describe('Dockerfiles', () => {
-  it.each(ALL_SERVICES)('when services/%s/Dockerfile is read, then node starts with the V8 settings the benchmark measured (NODE_OPTIONS and the command-line flag)', (service) => {
-    const runtime = readText(`services/${service}/Dockerfile`).split(/^FROM /m).pop() ?? '';
+describe('the Dockerfile (one for every image)', () => {
+  const text = readText('Dockerfile');
+  /** The instructions of one stage: from its FROM line to the next FROM. */
+  const stage = (name: string): string => {
+    const match = new RegExp(`^FROM \\S+ AS ${name}$`, 'm').exec(text);
+    if (!match) throw new Error(`the Dockerfile has no stage ${name}`);
+    const rest = text.slice(match.index + match[0].length);
+    const next = rest.search(/^FROM /m);
+    return match[0] + (next === -1 ? rest : rest.slice(0, next));
+  };
+
+  it('when the images are listed, then no service keeps a Dockerfile of its own', () => {
+    for (const service of [...ALL_SERVICES, 'all-in-one']) expect({ service, own: existsSync(join(ROOT, 'services', service, 'Dockerfile')) }).toEqual({ service, own: false });
+  });
+
+  it('when it is read, then SERVICE picks the image: the service stage under each service\'s name, or the all-in-one; the last FROM names it', () => {
+    expect(text).toMatch(/^ARG SERVICE=all-in-one$/m);
+    for (const service of ALL_SERVICES) expect(text).toMatch(new RegExp(`^FROM service AS ${service}$`, 'm'));
+    expect(stage('all-in-one')).toMatch(/^FROM base AS all-in-one$/m);
+    expect(text.trimEnd().split('\n').pop()).toBe('FROM ${SERVICE}');
+  });
+
+  it('when a service starts, then node runs that service\'s entry point with the V8 settings the benchmark measured (NODE_OPTIONS and the command-line flag)', () => {
     const bench = readText('scripts/bench-topology.ts');
     const nodeOptions = /^export const SERVICE_NODE_OPTIONS = '([^']+)'/m.exec(bench)?.[1];
     const nodeFlag = /^export const SERVICE_NODE_FLAG = '([^']+)'/m.exec(bench)?.[1];
-    expect(runtime).toContain(`NODE_OPTIONS=${nodeOptions ?? 'missing in scripts/bench-topology.ts'}`);
-    expect(runtime).toContain(`CMD ["node", "${nodeFlag ?? 'missing in scripts/bench-topology.ts'}", "services/${service}/dist/main.js"]`);
+    expect(stage('service')).toContain(`NODE_OPTIONS=${nodeOptions ?? 'missing in scripts/bench-topology.ts'}`);
+    expect(stage('service')).toContain(`CMD ["node", "${nodeFlag ?? 'missing in scripts/bench-topology.ts'}", "main.js"]`);
+    expect(stage('service')).toContain('ln -s "services/${SERVICE}/dist/main.js" main.js');
   });
 
-  it.each(SERVICES)('when services/%s/Dockerfile is read, then it builds in two stages from Node 24 pinned by digest and runs node as a non-root user', (service) => {
-    const text = readText(`services/${service}/Dockerfile`);
+  it('when it is read, then every image builds from Node 24 pinned by digest, with npm ci only, and runs node as a non-root user', () => {
     // The base image is pinned by digest (an ARG only so that tests without a registry can pass a stand-in).
     expect(text).toMatch(/^ARG NODE_IMAGE=node:24-bookworm-slim@sha256:[0-9a-f]{64}$/m);
-    const froms = [...text.matchAll(/^FROM (\S+)(?: AS (\w+))?/gm)].map((m) => [m[1], m[2]]);
-    expect(froms).toEqual([['${NODE_IMAGE}', 'build'], ['${NODE_IMAGE}', 'runtime']]);
-    const runtime = text.slice(text.lastIndexOf('FROM '));
-    expect(text).toMatch(/npm ci --ignore-scripts/);
+    expect(stage('base')).toMatch(/^FROM \$\{NODE_IMAGE\} AS base$/m);
+    expect(stage('build')).toMatch(/npm ci --ignore-scripts/);
     // npm ci only: no fallback to `npm install`, which could drift from the lockfile.
     expect(text).not.toMatch(/npm install/);
-    expect(runtime).toContain(`npm ci --omit=dev --ignore-scripts --workspace services/${service}`);
-    expect(runtime).toMatch(/^USER node$/m);
-    expect(runtime).toMatch(/NODE_ENV=production/);
-    // The V8 settings (NODE_OPTIONS, the command-line flag) are checked for every image in the test above.
-    expect(runtime).toContain(`PORT=${PORTS[service].port}`);
-    expect(runtime).toContain(`ADMIN_PORT=${PORTS[service].admin}`);
-    expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", ".*\/healthz/m);
-    expect(runtime).toContain(`'${PORTS[service].admin}'`);
+    expect(stage('service')).toContain('npm ci --omit=dev --ignore-scripts --workspace "services/${SERVICE}"');
+    for (const name of ['service', 'all-in-one']) expect(stage(name)).toMatch(/^USER node$/m);
+    expect(stage('service')).toMatch(/NODE_ENV=production/);
+    // The all-in-one refuses production mode (embedded defaults): the image leaves NODE_ENV unset.
+    expect(stage('all-in-one')).not.toMatch(/NODE_ENV/);
     // No secret is ever baked into an image.
     expect(text).not.toMatch(/^(ENV|ARG)\b.*\b(MASTER_KEYS|LOOKUP_KEY|MAIL_KEYS|MAIL_PRIVATE_KEYS|MAILER_HASH_KEY|DATABASE_URL|AMQP_URL|SMTP_URL|REDIS_URL|PASSWORD)\b/m);
     expect(text).not.toMatch(/COPY .*\.env/);
+  });
+
+  it('when the HEALTHCHECK picks a port, then it is ADMIN_PORT or the admin port each service defaults to', () => {
+    const healthcheck = /^HEALTHCHECK .*\n\s+CMD \["node", "-e", "(.*)"\]$/m.exec(stage('base'))?.[1] ?? '';
+    expect(healthcheck).toContain('process.env.ADMIN_PORT||');
+    expect(healthcheck).toContain('/healthz');
+    const table = /\{([^}]*)\}\[process\.env\.SERVICE\]/.exec(healthcheck)?.[1] ?? '';
+    const ports = Object.fromEntries(table.split(',').map((entry) => entry.split(':')).map(([name, port]) => [name!.replace(/'/g, ''), Number(port)]));
+    expect(ports).toEqual({ ...Object.fromEntries(SERVICES.map((service) => [service, PORTS[service].admin])), webhooks: 9084, 'all-in-one': PORTS.gateway.admin });
+  });
+
+  it('when the all-in-one stage is read, then it keeps everything on the /data volume, has an init, and serves on 8080', () => {
+    const allInOne = stage('all-in-one');
+    expect(allInOne).toContain('ENV SERVICE=all-in-one DATA_DIR=/data');
+    expect(allInOne).toMatch(/^VOLUME \/data$/m);
+    expect(allInOne).toMatch(/chown node:node \/data/);
+    expect(allInOne).toContain('ENTRYPOINT ["/usr/bin/tini", "--"]');
+    expect(allInOne).toContain('CMD ["node", "services/all-in-one/dist/main.js"]');
+    expect(allInOne).toMatch(/^EXPOSE 8080$/m);
   });
 
   it('when the build context is filtered, then node_modules, build output, env files and tests stay out of it', () => {
