@@ -30,6 +30,17 @@ describe('gateway limits on Redis with Sentinel, primary killed under load', () 
     await limited.failOver('redis sentinel switch', () => cluster.killPrimary(),
       async () => (await cluster.primaryPort().catch(() => oldPrimary)) !== oldPrimary);
 
+    // Each gateway tells the switch as what it is (issue 37): one warn naming the old and the new
+    // primary, and not ioredis's "All sentinels are unreachable" while all three Sentinels are up.
+    const newPrimary = await cluster.primaryPort();
+    for (const gateway of limited.gateways) {
+      const entries = gateway.logs.entries() as Array<{ level: string; msg: string; err?: string }>;
+      const loud = entries.filter((entry) => entry.level === 'warn' || entry.level === 'error');
+      expect(loud.filter((entry) => `${entry.msg} ${entry.err ?? ''}`.includes('All sentinels are unreachable'))).toEqual([]);
+      const switches = loud.filter((entry) => entry.msg === 'redis primary switched');
+      expect(switches).toEqual([expect.objectContaining({ level: 'warn', oldPrimary: expect.stringMatching(new RegExp(`:${oldPrimary}$`)), newPrimary: expect.stringMatching(new RegExp(`:${newPrimary}$`)) })]);
+    }
+
     await cluster.restartAsReplica(oldPrimary);
   }, 180_000);
 });

@@ -1,4 +1,5 @@
-import { refuseInsecureTransportInProduction, type EnvReader } from '@vanish/common';
+import type { Redis } from 'ioredis';
+import { refuseInsecureTransportInProduction, type EnvReader, type Logger } from '@vanish/common';
 import { readAddressList, type RedisAddress } from './redis-addresses';
 
 /** Redis behind Sentinels: the Sentinels name the current primary, ioredis follows it. */
@@ -60,4 +61,30 @@ export function sentinelClientOptions(settings: RedisSentinelSettings, tlsCa: st
     sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000),
     reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
   };
+}
+
+/**
+ * A Sentinel switch as what it is: one warn line naming the old and the new primary, written when
+ * the client is ready on a primary other than the one it had (the address it is connected to, so
+ * a switch that came while the gateway was reconnecting is seen as well as one it was told of).
+ */
+export function logPrimarySwitches(redis: Redis, logger: Logger): void {
+  let primary: string | undefined;
+  redis.on('ready', () => {
+    const stream = (redis as unknown as { stream?: { remoteAddress?: string; remotePort?: number } }).stream;
+    if (stream?.remoteAddress === undefined) return;
+    const current = `${stream.remoteAddress}:${stream.remotePort}`;
+    if (primary !== undefined && current !== primary) logger.warn('redis primary switched', { oldPrimary: primary, newPrimary: current });
+    primary = current;
+  });
+}
+
+/**
+ * ioredis reports "All sentinels are unreachable. Retrying from scratch" whenever its walk through
+ * the Sentinel list reaches the end, which also happens when every Sentinel answered but the primary
+ * they named refused us (the old primary, during a switch). Only with a "Last error" did a Sentinel
+ * itself fail; without one the line says nothing true, and the primary's own error is logged already.
+ */
+export function isSentinelWalkWithoutSentinelError(err: Error): boolean {
+  return err.message.startsWith('All sentinels are unreachable') && !err.message.includes('Last error:');
 }
