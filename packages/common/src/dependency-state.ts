@@ -17,6 +17,12 @@ export interface DependencyStateOptions {
   downLevel?: 'error' | 'warn';
   /** What one failure is, in the plural, for the summaries: `requests failed` by default. */
   counting?: string;
+  /**
+   * How long after the line that said it was back a new failure opens a quiet lapse instead of a new
+   * outage (default six summaries, 30 s): a recovering dependency's stragglers (timeouts of work
+   * queued during the outage) are not each a new outage.
+   */
+  settleMs?: number;
   /** Called on every failure: the per-request count belongs in a metric (dependencyFailureCounter). */
   onFailure?: (dependency: string) => void;
 }
@@ -37,7 +43,7 @@ export const DEFAULT_SUMMARY_EVERY_MS = 5_000;
  * warn line per `summaryEveryMs` ("database still unreachable: 1,234 requests failed in the last
  * 5 s"); the first success after them logs one info line with the outage's length and total.
  *
- * A dependency that flaps (fails again within `summaryEveryMs` of the line that said it was back)
+ * A dependency that flaps (fails again within `settleMs` of the line that said it was back)
  * opens a quiet lapse: no new line unless it is still down when a summary would be due, when the
  * lapse is announced as an outage after all. So even a flapping dependency writes at most an error
  * and an info line per interval. Failures of quiet lapses that ended are counted into the next line.
@@ -87,7 +93,8 @@ export class DependencyState {
       this.failedInOutage = 1;
       this.failedSinceSummary = 0;
       this.announced = false;
-      const flapping = this.lastBackLineAt !== undefined && now - this.lastBackLineAt < this.summaryEveryMs;
+      const settleMs = this.options.settleMs ?? 6 * this.summaryEveryMs;
+      const flapping = this.lastBackLineAt !== undefined && now - this.lastBackLineAt < settleMs;
       if (!flapping) this.announce(fields);
       return;
     }
@@ -167,8 +174,18 @@ function describeCause(err: unknown): string {
  */
 export class Outages {
   private readonly states = new Map<string, DependencyState>();
+  private readonly defaults: Omit<DependencyStateOptions, 'dependency'>;
+  private readonly dependencyOf: ((err: unknown) => string | undefined) | undefined;
 
-  constructor(private readonly defaults: Omit<DependencyStateOptions, 'dependency'>) {}
+  /**
+   * `dependencyOf` names the dependency of an error that does not say it itself (a driver's
+   * "connect ECONNREFUSED" reaching the error handler): `isDatabaseUnavailable(err) ? 'database' : undefined`.
+   */
+  constructor(options: Omit<DependencyStateOptions, 'dependency'> & { dependencyOf?: (err: unknown) => string | undefined }) {
+    const { dependencyOf, ...defaults } = options;
+    this.defaults = defaults;
+    this.dependencyOf = dependencyOf;
+  }
 
   of(dependency: string, options: Partial<Omit<DependencyStateOptions, 'dependency'>> = {}): DependencyState {
     let state = this.states.get(dependency);
@@ -179,10 +196,11 @@ export class Outages {
     return state;
   }
 
-  /** The state an error belongs to: a DependencyUnavailableError names its dependency. */
+  /** The state an error belongs to: a DependencyUnavailableError names its dependency, `dependencyOf` others. */
   forError(err: unknown): DependencyState | undefined {
-    const dependency = (err as { dependency?: unknown } | null)?.dependency;
-    return err instanceof Error && typeof dependency === 'string' ? this.of(dependency) : undefined;
+    const named = (err as { dependency?: unknown } | null)?.dependency;
+    const dependency = err instanceof Error && typeof named === 'string' ? named : this.dependencyOf?.(err);
+    return dependency === undefined ? undefined : this.of(dependency);
   }
 }
 

@@ -186,7 +186,7 @@ export function errorHandler(logger: Logger, outages?: Outages): ErrorRequestHan
  */
 export function logServerError(logger: Logger, outages: Outages | undefined, appError: AppError, err: unknown, req: Request, res: Response): void {
   const fields = { requestId: res.locals.requestId as string | undefined, method: req.method, route: res.locals.routeName as string | undefined, code: appError.code };
-  const outage = outages?.forError(appError);
+  const outage = outages?.forError(appError) ?? outages?.forError(err);
   if (outage) {
     outage.failed({ ...fields, err: appError.cause ?? appError });
     return;

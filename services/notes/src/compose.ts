@@ -89,16 +89,16 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const lifecycle = new Lifecycle(logger);
   const metrics = createNotesMetrics(registry);
 
-  const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db'), sslCa: config.databaseSslCa });
+  // A database outage is one event in the log: requests that fail for it report here (the error
+  // handlers, the driver's failed connections), any query that answers ends it.
+  const outages = new Outages({ logger: logger.child('notes/db'), onFailure: dependencyFailureCounter(registry, 'notes') });
+  const database = outages.of('database');
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db'), sslCa: config.databaseSslCa, outage: database });
   const store = new KnexNoteStore(knex, clock, { operationTimeoutMs: overrides.operationTimeoutMs });
   // The relay gets a small pool of its own: under a create burst it would otherwise queue behind
   // requests for connections, and events would lag by seconds (docs/events.md).
-  const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay'), sslCa: config.databaseSslCa });
+  const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay'), sslCa: config.databaseSslCa, outage: database });
   const outbox = new KnexOutboxStore(relayKnex, clock);
-  // A database outage is one event in the log: requests that fail for it report here (the error
-  // handlers), any query that answers ends it.
-  const outages = new Outages({ logger: logger.child('notes/db'), onFailure: dependencyFailureCounter(registry, 'notes') });
-  const database = outages.of('database');
   for (const client of [knex, relayKnex]) client.on('query-response', () => database.answered());
   const reportedAsOutage = (task: string) => (err: unknown): boolean => {
     const state = outages.forError(err) ?? (isDatabaseUnavailable(err) ? database : undefined);

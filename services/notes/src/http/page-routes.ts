@@ -129,7 +129,9 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
     // The page itself uses no view; the receipt records the fetch (a link preview or a reader).
     await deps.receipts?.notePageFetched(uuid, req.get('user-agent')).catch((err: unknown) => {
-      deps.logger.warn('receipt: page fetch not recorded', { requestId: res.locals.requestId, err: describe(err) });
+      const outage = deps.outages?.forError(err);
+      if (outage) outage.failed({ requestId: res.locals.requestId, task: 'receipt of a page fetch', err });
+      else deps.logger.warn('receipt: page fetch not recorded', { requestId: res.locals.requestId, err: describe(err) });
     });
     send(res, 200, notePage(context(req, true), meta, deps.formTokens.issue('reveal', uuid)));
   });
