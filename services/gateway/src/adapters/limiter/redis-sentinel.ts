@@ -46,7 +46,7 @@ export function readRedisSentinel(reader: EnvReader, redisUrl: string | undefine
 /**
  * The longest wait between reconnects in Sentinel mode. The client finds the new primary at its first
  * reconnect after the switch; with a 1 s cap that came up to a second late. Measured kill to both
- * gateways on the new primary, down-after 2 s: 3.4 to 4.0 s with 250 ms, 3.5 to 5.2 s with 1 s
+ * gateways on the new primary, down-after 2 s: 2.9 to 4.0 s with 250 ms, 3.5 to 5.2 s with 1 s
  * (docs/scaling.md). Four attempts a second at most while Redis is away cost nothing.
  */
 const SENTINEL_RECONNECT_CAP_MS = 250;
