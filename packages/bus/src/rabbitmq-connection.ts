@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
-import { DependencyState, type Logger } from '@vanish/common';
+import type { Logger } from '@vanish/common';
 import type { BusMetrics } from './bus-metrics';
 import { amqpSocketOptions, type AmqpTlsSettings } from './amqp-tls';
 import { coalesceFrameWrites } from './frame-write-coalescing';
@@ -106,18 +106,7 @@ export class RabbitMqConnection {
   /** The address to try first next time: after a loss, the node after the one that was lost. */
   private nextAddress = 0;
 
-  /**
-   * The broker's outage as one event in the log: one warn when the connection is lost (publishes wait
-   * in the outbox, deliveries come again: nothing fails for good), the failed reconnects summed up at
-   * most every 5 s, one info when it is back.
-   */
-  private readonly brokerState: DependencyState;
-
-  constructor(private readonly options: RabbitMqConnectionOptions) {
-    this.brokerState = new DependencyState({
-      dependency: 'rabbitmq', logger: options.logger, downLevel: 'warn', counting: 'reconnect attempts failed',
-    });
-  }
+  constructor(private readonly options: RabbitMqConnectionOptions) {}
 
   /** The live connection, if any. */
   get connected(): Connected | undefined {
@@ -192,7 +181,6 @@ export class RabbitMqConnection {
     });
     this.everConnected = true;
     this.reconnectAttempt = 0;
-    this.brokerState.answered();
   }
 
   /**
@@ -235,7 +223,7 @@ export class RabbitMqConnection {
     this.options.metrics.connected(false);
     this.options.onLost();
     if (this.closed) return;
-    this.brokerState.failed({ connection: this.options.connectionName, lost: 'the connection; reconnecting' });
+    this.options.logger.warn('lost the RabbitMQ connection; reconnecting', { connection: this.options.connectionName });
     this.scheduleReconnect();
   }
 
@@ -249,7 +237,7 @@ export class RabbitMqConnection {
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.open().catch((err: Error) => {
-        this.brokerState.failed({ connection: this.options.connectionName, err, attempt: this.reconnectAttempt });
+        this.options.logger.warn('RabbitMQ reconnect failed', { err: err.message, attempt: this.reconnectAttempt });
         this.scheduleReconnect();
       });
     }, delay);

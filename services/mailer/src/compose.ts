@@ -1,11 +1,10 @@
 import {
-  Counter, Lifecycle, Outages, createAdminApp, dependencyFailureCounter, createLogger, createRegistry, listen, systemClock,
+  Counter, Lifecycle, createAdminApp, createLogger, createRegistry, listen, systemClock,
   type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Registry,
 } from '@vanish/common';
 import { HeartbeatPublisher, RabbitMqBus, dlqName } from '@vanish/bus';
 import type { MailerConfig } from './config';
 import { configureKnex } from './adapters/db/configure-knex';
-import { isDatabaseUnavailable } from '@vanish/database';
 import { KnexMailerStore } from './adapters/db/knex-mailer-store';
 import { migrateToLatest } from './adapters/db/migrate';
 import { FileMailTransport } from './adapters/mail/file-mail-transport';
@@ -57,10 +56,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const clock = overrides.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger);
 
-  // A database outage is one event in the log (common's DependencyState); any query that answers ends it.
-  const outages = new Outages({ logger: logger.child('mailer/db'), onFailure: dependencyFailureCounter(registry, 'mailer'), dependencyOf: (err) => (isDatabaseUnavailable(err) ? 'database' : undefined) });
-  const knex = configureKnex(config.databaseUrl, { logger: logger.child('mailer/db'), sslCa: config.databaseSslCa, outage: outages.of('database') });
-  knex.on('query-response', () => outages.of('database').answered());
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('mailer/db'), sslCa: config.databaseSslCa });
   const store = new KnexMailerStore(knex);
   const transport = overrides.transport ?? (config.smtp
     ? new SmtpMailTransport(config.smtp)
@@ -132,11 +128,6 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
           logger: logger.child('mailer/mail-commands'),
           queue: config.mailQueue, prefetch: config.prefetch,
           storeRetryDelayMs: config.retry.initialDelayMs,
-          reportedAsOutage: (err, fields) => {
-            const state = outages.forError(err);
-            state?.failed({ task: 'mail command', ...fields, err });
-            return state !== undefined;
-          },
         });
         const heartbeats = new HeartbeatPublisher({
           publisher: bus, service: 'mailer', instance: config.instance, intervalMs: config.heartbeatIntervalMs,
@@ -153,7 +144,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
       purger.start();
       lifecycle.add('delivery record purger', () => purger.stop());
 
-      const app = createMailerApp({ unsubscribe, registry, logger: logger.child('mailer/http'), outages });
+      const app = createMailerApp({ unsubscribe, registry, logger: logger.child('mailer/http') });
       const server = await listen(app, config.port, config.host);
       lifecycle.add('http server', () => server.close());
       const admin = await listen(createAdminApp({
