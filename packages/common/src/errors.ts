@@ -89,6 +89,16 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/**
+ * A 503 because a dependency this service needs (the database, say) cannot be reached: answered
+ * like any 503, logged as part of that dependency's outage (DependencyState), never one error per request.
+ */
+export class DependencyUnavailableError extends ServiceUnavailableError {
+  constructor(readonly dependency: string, message = 'Service temporarily unavailable', cause?: unknown, retryAfterSeconds = 5) {
+    super(message, cause, retryAfterSeconds);
+  }
+}
+
 export class UpstreamUnavailableError extends AppError {
   readonly statusCode = 502;
   constructor(cause?: unknown) {

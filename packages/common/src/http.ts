@@ -7,6 +7,7 @@ import express, { type ErrorRequestHandler, type NextFunction, type Request, typ
 import type { Registry } from 'prom-client';
 import { AppError, MethodNotAllowedError, NotFoundError, ValidationError, toAppError } from './errors';
 import { ListenError, type ListenSettingNames } from './listen-error';
+import type { Outages } from './dependency-state';
 import type { Logger } from './logger';
 
 export const API_VERSION = '1.2.0';
@@ -190,21 +191,15 @@ export function undecodablePathToAppError(err: unknown): AppError | undefined {
 
 /**
  * The one place errors become answers: SPEC 7 body, the error's own status and headers, and
- * only server errors are logged as errors (client mistakes are not incidents).
+ * only server errors are logged as errors (client mistakes are not incidents). A 503 for a
+ * dependency that cannot be reached (DependencyUnavailableError) is reported to that dependency's
+ * state in `outages` instead: one line when it goes, summaries, one when it is back; this request
+ * at debug with its id.
  */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(logger: Logger, outages?: Outages): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appError = bodyErrorToAppError(err) ?? undecodablePathToAppError(err) ?? toAppError(err);
-    if (appError.statusCode >= 500) {
-      const cause = appError.cause ?? err;
-      logger.error('request failed', {
-        requestId: res.locals.requestId,
-        method: req.method,
-        route: res.locals.routeName,
-        code: appError.code,
-        err: cause instanceof Error ? { name: cause.name, message: cause.message, stack: cause.stack } : String(cause),
-      });
-    }
+    if (appError.statusCode >= 500) logServerError(logger, outages, appError, err, req, res);
     if (res.headersSent) {
       res.destroy();
       return;
@@ -215,6 +210,37 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
     res.status(appError.statusCode).json(appError.toBody());
   };
+}
+
+/**
+ * How a 5xx is logged, by the error handler and by a service's own page handlers: as part of its
+ * dependency's outage when it is one (see errorHandler), else one error line with the cause.
+ */
+export function logServerError(logger: Logger, outages: Outages | undefined, appError: AppError, err: unknown, req: Request, res: Response): void {
+  const fields = { requestId: res.locals.requestId as string | undefined, method: req.method, route: res.locals.routeName as string | undefined, code: appError.code };
+  const outage = outages?.forError(appError) ?? outages?.forError(err);
+  if (outage) {
+    outage.failed({ ...fields, err: appError.cause ?? appError });
+    return;
+  }
+  const cause = appError.cause ?? err;
+  logger.error('request failed', {
+    ...fields,
+    err: cause instanceof Error ? { name: cause.name, message: cause.message, stack: cause.stack } : String(cause),
+  });
+}
+
+/**
+ * A service's HTML page for a 5xx (the note page's 503 while the database is down) carries the
+ * error shape in this header: the page is the service's own deliberate answer, not a crash page, so
+ * the gateway passes it to a browser unchanged and answers other clients the shape itself
+ * (services/gateway/src/http/upstream-proxy.ts). A 5xx page without it is replaced, with a warning.
+ */
+export const PAGE_ERROR_HEADER = 'Vanish-Error';
+
+/** Marks a 5xx page as the service's own answer (see PAGE_ERROR_HEADER); the body is the shape, ASCII-escaped. */
+export function markPageError(res: Response, appError: AppError): void {
+  res.setHeader(PAGE_ERROR_HEADER, JSON.stringify(appError.toBody()).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
 /** OPTIONS answers 204 with Allow; any other unlisted method answers 405 with Allow. */

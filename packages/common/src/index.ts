@@ -1,4 +1,5 @@
 export * from './config';
+export * from './dependency-state';
 export * from './errors';
 export * from './events';
 export * from './group-commit';

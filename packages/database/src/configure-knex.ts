@@ -2,7 +2,7 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import knexFactory, { type Knex } from 'knex';
-import type { Logger } from '@vanish/common';
+import type { DependencyState, Logger } from '@vanish/common';
 import { mysqlSsl, parseDatabaseUrl, type MysqlLocation } from './database-url';
 import { recordServerInstance, serverInstanceFrom, SERVER_INSTANCE_QUERY, SERVER_INSTANCE_QUERY_MYSQL8 } from './server-instance';
 
@@ -15,6 +15,12 @@ import { recordServerInstance, serverInstanceFrom, SERVER_INSTANCE_QUERY, SERVER
 export interface ConfigureKnexOptions {
   /** Where knex's own output goes (lost connections, pool warnings, deprecations); never the console. */
   logger: Logger;
+  /**
+   * The service's state of its database (common's DependencyState): a connection that cannot be made
+   * is reported there, and lost connections are logged at debug while it is down, so an outage is one
+   * event in the log and not a driver line per connection attempt.
+   */
+  outage?: DependencyState;
   /** MySQL pool size (SQLite always uses one connection). Default 10. */
   poolMax?: number;
   /** How long connecting may take. Default 2000 ms: an unreachable database answers fast. */
@@ -38,7 +44,7 @@ export interface ConfigureKnexOptions {
 export function configureKnex(databaseUrl: string, options: ConfigureKnexOptions): Knex {
   const location = parseDatabaseUrl(databaseUrl);
   const config = location.dialect === 'sqlite' ? sqliteConfig(location.filename, options) : mysqlConfig(location, options);
-  return knexFactory({ ...config, log: knexLog(options.logger) });
+  return knexFactory({ ...config, log: knexLog(options.logger, options.outage) });
 }
 
 /**
@@ -46,10 +52,19 @@ export function configureKnex(databaseUrl: string, options: ConfigureKnexOptions
  * `Connection Error: Error: read ECONNRESET` as a bare line): every line must be our JSON.
  * knex calls each with one message.
  */
-export function knexLog(logger: Logger): Knex.Config['log'] {
+export function knexLog(logger: Logger, outage?: DependencyState): Knex.Config['log'] {
   const text = (message: unknown) => (message instanceof Error ? message.message : String(message));
   return {
-    warn: (message: unknown) => logger.warn('database driver warning', { detail: text(message) }),
+    warn: (message: unknown) => {
+      const detail = text(message);
+      // knex's line for a connection it could not make carries the stack: the first line says it.
+      if (outage && detail.startsWith('Acquire connection error')) {
+        outage.failed({ task: 'connect', err: detail.split('\n')[0] });
+        return;
+      }
+      if (outage?.isDown) logger.debug('database driver warning', { detail });
+      else logger.warn('database driver warning', { detail });
+    },
     // Driver errors (lost connections, pool timeouts) heal by themselves; the caller logs what fails a request.
     error: (message: unknown) => logger.warn('database driver error', { detail: text(message) }),
     deprecate: (message: unknown) => logger.debug('knex deprecation', { detail: text(message) }),

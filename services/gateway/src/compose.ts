@@ -6,7 +6,7 @@ import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
 import { clusterClientOptions } from './adapters/limiter/redis-cluster';
 import { redisTlsOptions } from './adapters/limiter/redis-tls';
-import { sentinelClientOptions } from './adapters/limiter/redis-sentinel';
+import { isSentinelWalkWithoutSentinelError, logPrimarySwitches, sentinelClientOptions } from './adapters/limiter/redis-sentinel';
 import { guardStreamErrors } from './adapters/limiter/redis-stream-guard';
 import type { GatewayConfig } from './config';
 import type { RateLimiter } from './domain/rate-limiter';
@@ -178,7 +178,9 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
   } else if (config.redisSentinel) {
     // The failover window (Sentinels' down-after plus the switch, a few seconds) is answered from
     // memory like any Redis outage: commands fail fast, the insurance limiter counts meanwhile.
-    redis = new Redis({ ...common, ...sentinelClientOptions(config.redisSentinel, config.redisTlsCa) });
+    const sentinelClient = new Redis({ ...common, ...sentinelClientOptions(config.redisSentinel, config.redisTlsCa) });
+    logPrimarySwitches(sentinelClient, logger);
+    redis = sentinelClient;
   } else {
     const url = config.redisUrl!;
     const tls = redisTlsOptions(url, config.redisTlsCa);
@@ -197,7 +199,13 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
     if (reported.size > 0) logger.info('redis connection ready again');
     reported.clear();
   };
-  redis.on('error', (err: Error) => report('redis connection error', err));
+  redis.on('error', (err: Error) => {
+    if (config.redisSentinel && isSentinelWalkWithoutSentinelError(err)) {
+      logger.debug('redis: the Sentinels named a primary that did not answer; asking them again', { err: err.message });
+      return;
+    }
+    report('redis connection error', err);
+  });
   redis.on('ready', recovered);
   if (redis instanceof Cluster) {
     // A Cluster stays ready while one master is lost: its nodes' connections report on their own.

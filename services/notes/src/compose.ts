@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import type { Knex } from 'knex';
 import {
-  ConsumerSealer, Lifecycle, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
+  ConsumerSealer, Lifecycle, Outages, dependencyFailureCounter, MAIL_SEAL_PURPOSE, MessageSealer, aeadOpen, aeadSeal, createAdminApp, createLogger,
   createRegistry, errorHandler, httpMetrics, inSequence, PUBLIC_LISTEN, ADMIN_LISTEN, listen, requestId, systemClock, type Clock, type Listening, type Logger,
   type MessageConsumer, type MessagePublisher, type OutboxStore, type Registry, type ResolveHost,
   WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, resolveAllAddresses,
@@ -89,12 +89,22 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const lifecycle = new Lifecycle(logger);
   const metrics = createNotesMetrics(registry);
 
-  const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db'), sslCa: config.databaseSslCa });
+  // A database outage is one event in the log: requests that fail for it report here (the error
+  // handlers, the driver's failed connections), any query that answers ends it.
+  const outages = new Outages({ logger: logger.child('notes/db'), onFailure: dependencyFailureCounter(registry, 'notes') });
+  const database = outages.of('database');
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('notes/db'), sslCa: config.databaseSslCa, outage: database });
   const store = new KnexNoteStore(knex, clock, { operationTimeoutMs: overrides.operationTimeoutMs });
   // The relay gets a small pool of its own: under a create burst it would otherwise queue behind
   // requests for connections, and events would lag by seconds (docs/events.md).
-  const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay'), sslCa: config.databaseSslCa });
+  const relayKnex = configureKnex(config.databaseUrl, { poolMax: 2, logger: logger.child('notes/db-relay'), sslCa: config.databaseSslCa, outage: database });
   const outbox = new KnexOutboxStore(relayKnex, clock);
+  for (const client of [knex, relayKnex]) client.on('query-response', () => database.answered());
+  const reportedAsOutage = (task: string) => (err: unknown): boolean => {
+    const state = outages.forError(err) ?? (isDatabaseUnavailable(err) ? database : undefined);
+    state?.failed({ task, err });
+    return state !== undefined;
+  };
   const scryptLimit = new ScryptLimit(config.scryptLimit);
   metrics.watchScryptLimit(scryptLimit);
   const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf, scryptLimit });
@@ -131,7 +141,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     receiptIds,
     webhooks,
   });
-  const sweeper = new ExpirySweeper({ store, clock, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/expiry-sweeper'), events, webhooks });
+  const sweeper = new ExpirySweeper({ store, clock, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/expiry-sweeper'), events, webhooks,
+    reportedAsOutage: reportedAsOutage('expiry sweep'),
+  });
   const receipts = new ReceiptService({
     store, receipts: receiptStore, ids: receiptIds, noteCrypto: crypto, signer: receiptSigner, clock,
     publicBaseUrl: config.publicBaseUrl, retentionHours: config.noteRetentionHours, logger: logger.child('notes/receipts'), events,
@@ -139,6 +151,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   });
   const receiptPurger = new ReceiptPurger({
     receipts: receiptStore, clock, retentionHours: config.noteRetentionHours, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/receipt-purger'),
+    reportedAsOutage: reportedAsOutage('receipt purge'),
   });
 
   // Migrations run under knex's lock once the database answers; until then note operations
@@ -164,23 +177,24 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const formTokens = new FormTokens(formTokenKey(config.lookupKey), new KnexUsedTokenStore(knex, clock), clock);
   const translations = new Translations();
   const receiptRoutes = {
-    receipts, signer: receiptSigner, formTokens, publicBaseUrl: config.publicBaseUrl, logger: logger.child('notes/receipts'), isAvailable: () => migrated, translations,
+    receipts, signer: receiptSigner, formTokens, publicBaseUrl: config.publicBaseUrl, logger: logger.child('notes/receipts'), outages, isAvailable: () => migrated, translations,
   };
   app.use('/api/receipt', createReceiptApiRoutes(receiptRoutes));
-  app.use('/api', createApiRoutes({ notes, logger, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
+  app.use('/api', createApiRoutes({ notes, logger, outages, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
   app.use(createReceiptPageRoutes(receiptRoutes));
   app.use(createPageRoutes({
     notes,
     formTokens,
     publicBaseUrl: config.publicBaseUrl,
     logger: logger.child('notes/pages'),
+    outages,
     receipts,
     expiryPresets: config.expiryPresets,
     retentionHours: config.noteRetentionHours,
     translations,
   }));
   // The pages answer every path the API does not (their own 404 page included).
-  app.use(errorHandler(logger.child('notes/http')));
+  app.use(errorHandler(logger.child('notes/http'), outages));
 
   const adminApp = createAdminApp({
     registry,

@@ -1,11 +1,11 @@
 import {
-  Lifecycle, createAdminApp, createLogger, createRegistry, PUBLIC_LISTEN, ADMIN_LISTEN, listen, systemClock,
+  Lifecycle, Outages, createAdminApp, dependencyFailureCounter, createLogger, createRegistry, PUBLIC_LISTEN, ADMIN_LISTEN, listen, systemClock,
   type Clock, type Logger, type MessageConsumer, type MessagePublisher,
 } from '@vanish/common';
 import { InProcessBus, RabbitMqBus } from '@vanish/bus';
 import type { Knex } from 'knex';
 import type { Registry } from 'prom-client';
-import { configureKnex } from './adapters/db/configure-knex';
+import { configureKnex, isDatabaseUnavailable } from './adapters/db/configure-knex';
 import { KnexStatsStore } from './adapters/db/knex-stats-store';
 import { migrateToLatest } from './adapters/db/migrate';
 import type { StatsConfig } from './config';
@@ -44,7 +44,10 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
   const registry = overrides.registry ?? createRegistry('stats');
   const clock = overrides.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger);
-  const knex = configureKnex(config.databaseUrl, { logger: logger.child('stats/db'), sslCa: config.databaseSslCa });
+  // A database outage is one event in the log (common's DependencyState); any query that answers ends it.
+  const outages = new Outages({ logger: logger.child('stats/db'), onFailure: dependencyFailureCounter(registry, 'stats'), dependencyOf: (err) => (isDatabaseUnavailable(err) ? 'database' : undefined) });
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('stats/db'), sslCa: config.databaseSslCa, outage: outages.of('database') });
+  knex.on('query-response', () => outages.of('database').answered());
   const store = new KnexStatsStore(knex);
   const stats = new StatsService({ store, clock, heartbeatIntervalMs: config.heartbeatIntervalMs });
   const metrics = createStatsMetrics(registry);
@@ -86,7 +89,7 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
     pruner.start();
     lifecycle.add('pruner', () => pruner.stop());
 
-    const app = createStatsApp({ stats, logger: logger.child('stats/http'), registry });
+    const app = createStatsApp({ stats, logger: logger.child('stats/http'), registry, outages });
     const admin = createAdminApp({
       registry,
       checks: [{ name: 'database', check: () => store.ping() }],

@@ -1,9 +1,9 @@
 import {
-  ConsumerOpener, Lifecycle, WEBHOOK_EVENT_NAMES, WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, createAdminApp, createLogger,
+  ConsumerOpener, Lifecycle, Outages, dependencyFailureCounter, WEBHOOK_EVENT_NAMES, WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, createAdminApp, createLogger,
   createRegistry, ADMIN_LISTEN, listen, systemClock, type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Subscription,
 } from '@vanish/common';
 import { InProcessBus, RabbitMqBus } from '@vanish/bus';
-import { configureKnex as configureDatabase } from '@vanish/database';
+import { configureKnex as configureDatabase, isDatabaseUnavailable } from '@vanish/database';
 import type { Knex } from 'knex';
 import type { Registry } from 'prom-client';
 import { RabbitMqQueueWatch, type QueueWatch } from './adapters/amqp/rabbitmq-queue-watch';
@@ -46,7 +46,10 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
   const registry = overrides.registry ?? createRegistry('webhooks');
   const clock = overrides.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger);
-  const knex = configureDatabase(config.databaseUrl, { poolMax: 10, sqliteSynchronous: 'NORMAL', logger: logger.child('webhooks/db'), sslCa: config.databaseSslCa });
+  // A database outage is one event in the log (common's DependencyState); any query that answers ends it.
+  const outages = new Outages({ logger: logger.child('webhooks/db'), onFailure: dependencyFailureCounter(registry, 'webhooks'), dependencyOf: (err) => (isDatabaseUnavailable(err) ? 'database' : undefined) });
+  const knex = configureDatabase(config.databaseUrl, { poolMax: 10, sqliteSynchronous: 'NORMAL', logger: logger.child('webhooks/db'), sslCa: config.databaseSslCa, outage: outages.of('database') });
+  knex.on('query-response', () => outages.of('database').answered());
   const store = new KnexDeliveryStore(knex);
   const metrics = createWebhooksMetrics(registry);
   const hosts = new HostGuard({

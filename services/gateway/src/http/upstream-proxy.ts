@@ -5,6 +5,7 @@ import {
   AppError,
   errorBody,
   InternalError,
+  PAGE_ERROR_HEADER,
   ServiceUnavailableError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
@@ -321,14 +322,24 @@ function firstValue(value: string | string[] | undefined): string | undefined {
 
 /**
  * A 5xx passes only when its body is our error shape (re-serialised, so extra fields such as a
- * stack are dropped); anything else (or a body over MAX_ERROR_BODY_BYTES) is replaced by the error
- * its status means.
+ * stack are dropped), or when it is a service's own HTML page for the error, marked with the shape
+ * in PAGE_ERROR_HEADER (the note page's 503 while the database is down): a browser gets that page
+ * unchanged, any other client the shape. Anything else (or a body over MAX_ERROR_BODY_BYTES) is
+ * replaced by the error its status means, with a warning.
  */
 export function relayServerError(
   rawBody: Buffer | undefined, headers: IncomingHttpHeaders, req: Request, res: Response, logger: Logger, upstream: string, status: number,
 ): void {
-  const body = rawBody === undefined ? undefined : parseErrorShape(rawBody.toString('utf8'));
   const retryAfter = firstValue(headers['retry-after']);
+  const pageShape = parsePageErrorHeader(headers);
+  if (pageShape && rawBody !== undefined && wantsPage(req, res) && isHtml(headers)) {
+    // The service's own page for this error (its translated 503 page, say): passed on unchanged.
+    copyHeaders(headers, res);
+    applyAnswerHeaders(req, res);
+    res.status(status).end(rawBody);
+    return;
+  }
+  const body = pageShape ?? (rawBody === undefined ? undefined : parseErrorShape(rawBody.toString('utf8')));
   if (body) {
     // A browser on a web route gets the gateway's page for that error, in its language, not the JSON.
     if (wantsPage(req, res)) {
@@ -359,6 +370,16 @@ function replacementFor(status: number, retryAfter: string | undefined): AppErro
   if (status === 504) return new UpstreamTimeoutError();
   if (status === 502) return new UpstreamUnavailableError();
   return new InternalError();
+}
+
+/** The error shape a service puts on its own 5xx page (PAGE_ERROR_HEADER), if it is one. */
+function parsePageErrorHeader(headers: IncomingHttpHeaders): ReturnType<typeof errorBody> | undefined {
+  const value = firstValue(headers[PAGE_ERROR_HEADER.toLowerCase()]);
+  return value === undefined ? undefined : parseErrorShape(value);
+}
+
+function isHtml(headers: IncomingHttpHeaders): boolean {
+  return /^text\/html\b/i.test(firstValue(headers['content-type']) ?? '');
 }
 
 function parseErrorShape(text: string): ReturnType<typeof errorBody> | undefined {

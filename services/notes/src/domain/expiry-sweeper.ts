@@ -14,6 +14,11 @@ export interface ExpirySweeperOptions {
   events?: NoteEventsObserver;
   /** DECISIONS 11: gives note.expired its sealed webhook part (no uuid, no access details). */
   webhooks?: NoteWebhooks;
+  /**
+   * Told of a failed sweep first: true when it was reported as part of a dependency's outage (the
+   * database is down), which logs it once for all; then the sweep writes no line of its own.
+   */
+  reportedAsOutage?: (err: unknown) => boolean;
 }
 
 /**
@@ -35,7 +40,7 @@ export class ExpirySweeper {
   private running: Promise<unknown> | undefined;
   private stopped = true;
 
-  constructor(options: ExpirySweeperOptions) {
+  constructor(private readonly options: ExpirySweeperOptions) {
     this.store = options.store;
     this.clock = options.clock;
     this.intervalMs = options.intervalMs;
@@ -101,6 +106,7 @@ export class ExpirySweeper {
           if (ended > 0) this.logger.info('expired notes purged', { count: ended });
         })
         .catch((err: unknown) => {
+          if (this.options.reportedAsOutage?.(err)) return;
           this.logger.warn('expiry sweep failed; will retry', { err: (err as Error).message });
         })
         .finally(() => {

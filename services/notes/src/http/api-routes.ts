@@ -3,8 +3,8 @@ import { isUtf8 } from 'node:buffer';
 import { join } from 'node:path';
 import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import {
-  MAX_JSON_BYTES, NoteNotFoundError, ServiceUnavailableError, ValidationError, apiHeaders, apiNotFound, errorHandler,
-  formatTimestamp, isUndecodablePath, jsonBody, methodsOnly, routeName, type Logger,
+  MAX_JSON_BYTES, NoteNotFoundError, DependencyUnavailableError, ValidationError, apiHeaders, apiNotFound, errorHandler,
+  formatTimestamp, isUndecodablePath, jsonBody, methodsOnly, routeName, type Logger, type Outages,
 } from '@vanish/common';
 import { validateCreateNote } from '../domain/create-note-validator';
 import type { CreatedNote, NoteMetadata, NotesApi } from '../domain/notes';
@@ -25,6 +25,8 @@ export const API_ROUTES = {
 export interface ApiRoutesDeps {
   notes: NotesApi;
   logger: Logger;
+  /** The service's dependencies: a 503 for one that is down is logged as part of its outage. */
+  outages?: Outages;
   /**
    * False while the service cannot use its database yet (migrations still waiting for it): note
    * operations answer 503 SERVICE_UNAVAILABLE with Retry-After instead of failing obscurely.
@@ -46,7 +48,7 @@ export const DEFAULT_OPERATION_TIMEOUT_MS = 5_000;
 export function withinDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new ServiceUnavailableError('The note store did not answer in time; retry shortly')), ms);
+    timer = setTimeout(() => reject(new DependencyUnavailableError('database', 'The note store did not answer in time; retry shortly')), ms);
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
@@ -114,7 +116,7 @@ export function createApiRoutes(deps: ApiRoutesDeps): Router {
   const openApiDocument = deps.openApiDocument ?? readFileSync(OPENAPI_DOCUMENT_FILE, 'utf8');
   const timeoutMs = deps.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
   const available: RequestHandler = (_req, _res, next) => {
-    next(deps.isAvailable && !deps.isAvailable() ? new ServiceUnavailableError('The note store is not available yet; retry shortly') : undefined);
+    next(deps.isAvailable && !deps.isAvailable() ? new DependencyUnavailableError('database', 'The note store is not available yet; retry shortly') : undefined);
   };
 
   router.use(apiHeaders);
@@ -141,7 +143,7 @@ export function createApiRoutes(deps: ApiRoutesDeps): Router {
 
   router.use(apiNotFound);
   router.use(malformedPathAsNotFound);
-  router.use(errorHandler(deps.logger.child('notes/api')));
+  router.use(errorHandler(deps.logger.child('notes/api'), deps.outages));
   return router;
 }
 

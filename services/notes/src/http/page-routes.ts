@@ -1,8 +1,8 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import QRCode from 'qrcode';
 import {
-  AppError, LANG_COOKIE, THEME_COOKIE, type Logger, ValidationError, bodyRefusalStatus, isTheme, isUndecodablePath, pageHeaders,
-  readerLanguage, readerTheme, routeName,
+  AppError, InternalError, LANG_COOKIE, THEME_COOKIE, type Logger, type Outages, ValidationError, bodyRefusalStatus, isTheme, isUndecodablePath,
+  logServerError, markPageError, pageHeaders, readerLanguage, readerTheme, routeName,
 } from '@vanish/common';
 import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
@@ -21,6 +21,8 @@ export interface PageRoutesDeps {
   formTokens: FormTokens;
   publicBaseUrl: string;
   logger: Logger;
+  /** The service's dependencies: a 503 for one that is down is logged as part of its outage. */
+  outages?: Outages;
   /** Told of every GET/HEAD of a note page, for the note's receipt (DECISIONS 12). */
   receipts?: { notePageFetched(uuid: string, userAgent: string | undefined): Promise<void> };
   /** EXPIRY_PRESETS (issue 20); none: the create page asks for hours only. */
@@ -127,7 +129,9 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
     // The page itself uses no view; the receipt records the fetch (a link preview or a reader).
     await deps.receipts?.notePageFetched(uuid, req.get('user-agent')).catch((err: unknown) => {
-      deps.logger.warn('receipt: page fetch not recorded', { requestId: res.locals.requestId, err: describe(err) });
+      const outage = deps.outages?.forError(err);
+      if (outage) outage.failed({ requestId: res.locals.requestId, task: 'receipt of a page fetch', err });
+      else deps.logger.warn('receipt: page fetch not recorded', { requestId: res.locals.requestId, err: describe(err) });
     });
     send(res, 200, notePage(context(req, true), meta, deps.formTokens.issue('reveal', uuid)));
   });
@@ -192,10 +196,12 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
       send(res, 400, errorPage(ctx, t.t('error.formUnreadable')));
       return;
     }
-    const status = err instanceof AppError ? err.statusCode : 500;
-    if (err instanceof AppError) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-    deps.logger.error('page failed', { requestId: res.locals.requestId, route: res.locals.routeName, err: describe(err) });
-    send(res, status, errorPage(ctx, t.t(status === 503 ? 'error.unavailable' : 'error.failed')));
+    const appError = err instanceof AppError ? err : new InternalError(err);
+    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+    logServerError(deps.logger, deps.outages, appError, err, req, res);
+    // The page is this service's own answer: the gateway passes it on unchanged (PAGE_ERROR_HEADER).
+    markPageError(res, appError);
+    send(res, appError.statusCode, errorPage(ctx, t.t(appError.statusCode === 503 ? 'error.unavailable' : 'error.failed')));
   });
 
   return router;

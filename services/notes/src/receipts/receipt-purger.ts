@@ -14,6 +14,8 @@ export class ReceiptPurger {
 
   constructor(private readonly options: {
     receipts: ReceiptStore; clock: Clock; retentionHours: number; intervalMs: number; logger: Logger; batchSize?: number;
+    /** Told of a failed purge first: true when it was logged as part of the database's outage. */
+    reportedAsOutage?: (err: unknown) => boolean;
   }) {}
 
   /** One pass; returns how many receipts were purged. */
@@ -47,7 +49,10 @@ export class ReceiptPurger {
     this.timer = setTimeout(() => {
       this.running = this.purgeOnce()
         .then((purged) => { if (purged > 0) this.options.logger.info('ended receipts purged', { count: purged }); })
-        .catch((err: unknown) => { this.options.logger.warn('receipt purge failed; will retry', { err: (err as Error).message }); })
+        .catch((err: unknown) => {
+          if (this.options.reportedAsOutage?.(err)) return;
+          this.options.logger.warn('receipt purge failed; will retry', { err: (err as Error).message });
+        })
         .finally(() => { this.running = undefined; this.schedule(this.options.intervalMs); });
     }, delayMs);
     this.timer.unref();

@@ -1,6 +1,7 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import {
-  AppError, NotFoundError, ServiceUnavailableError, apiHeaders, bodyRefusalStatus, errorHandler, isUndecodablePath, methodsOnly, pageHeaders, routeName, type Logger,
+  AppError, DependencyUnavailableError, InternalError, NotFoundError, apiHeaders, bodyRefusalStatus, errorHandler, isUndecodablePath, logServerError, markPageError,
+  methodsOnly, pageHeaders, routeName, type Logger, type Outages,
 } from '@vanish/common';
 import type { FormTokens } from '../http/form-tokens';
 import { PageForbidden, pageContextFor, pageSettings, sameOriginOrThrow } from '../http/page-routes';
@@ -23,6 +24,8 @@ export interface ReceiptRoutesDeps {
   formTokens: FormTokens;
   publicBaseUrl: string;
   logger: Logger;
+  /** The service's dependencies: a 503 for one that is down is logged as part of its outage. */
+  outages?: Outages;
   isAvailable?: () => boolean;
   /** The pages' catalogues (issue 20): the receipt page speaks the reader's language. */
   translations?: Translations;
@@ -38,7 +41,7 @@ export function createReceiptApiRoutes(deps: ReceiptRoutesDeps): Router {
   const router = Router();
   router.use(apiHeaders);
   router.all('/:id.php', routeName(RECEIPT_ROUTES.api), methodsOnly(['GET']), async (req, res) => {
-    if (deps.isAvailable && !deps.isAvailable()) throw new ServiceUnavailableError('The note store is not available yet; retry shortly');
+    if (deps.isAvailable && !deps.isAvailable()) throw new DependencyUnavailableError('database', 'The note store is not available yet; retry shortly');
     const signed = await deps.receipts.readSigned(String(req.params.id));
     if (!signed) throw new NotFoundError('NOT_FOUND', 'Receipt not found');
     res.status(200).json({ success: true, ...signed });
@@ -47,7 +50,7 @@ export function createReceiptApiRoutes(deps: ReceiptRoutesDeps): Router {
   router.use((err: unknown, _req: Request, _res: Response, next: NextFunction) => {
     next(isUndecodablePath(err) ? new NotFoundError('NOT_FOUND', 'Receipt not found') : err);
   });
-  router.use(errorHandler(deps.logger.child('notes/receipts-api')));
+  router.use(errorHandler(deps.logger.child('notes/receipts-api'), deps.outages));
   return router;
 }
 
@@ -99,10 +102,12 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
       return;
     }
     if (err instanceof AppError && err.statusCode < 500) { send(res, 400, errorPage(ctx, ctx.t.t('error.formUnreadable'))); return; }
-    const status = err instanceof AppError ? err.statusCode : 500;
-    if (err instanceof AppError) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-    deps.logger.error('receipt page failed', { requestId: res.locals.requestId, route: res.locals.routeName, err: err instanceof Error ? err.message : String(err) });
-    send(res, status, errorPage(ctx, ctx.t.t(status === 503 ? 'error.unavailable' : 'error.failed')));
+    const appError = err instanceof AppError ? err : new InternalError(err);
+    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+    logServerError(deps.logger, deps.outages, appError, err, req, res);
+    // The page is this service's own answer: the gateway passes it on unchanged (PAGE_ERROR_HEADER).
+    markPageError(res, appError);
+    send(res, appError.statusCode, errorPage(ctx, ctx.t.t(appError.statusCode === 503 ? 'error.unavailable' : 'error.failed')));
   });
   return router;
 }

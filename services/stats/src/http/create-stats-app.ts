@@ -1,6 +1,6 @@
 import express from 'express';
 import {
-  apiHeaders, apiNotFound, errorHandler, httpMetrics, inSequence, methodsOnly, requestId, routeName, type Logger,
+  apiHeaders, apiNotFound, errorHandler, httpMetrics, inSequence, methodsOnly, requestId, routeName, type Logger, type Outages,
 } from '@vanish/common';
 import type { Registry } from 'prom-client';
 import type { StatsService } from '../domain/stats-service';
@@ -9,13 +9,15 @@ export interface StatsAppOptions {
   stats: StatsService;
   logger: Logger;
   registry: Registry;
+  /** The service's dependencies: a 503 for one that is down is logged as part of its outage. */
+  outages?: Outages;
 }
 
 /**
  * The stats service's public port: GET /api/stats.php (SPEC 4.3) and nothing else. Rate limits
  * are the gateway's; every answer has the API headers; errors have the SPEC 7 body.
  */
-export function createStatsApp({ stats, logger, registry }: StatsAppOptions): express.Express {
+export function createStatsApp({ stats, logger, registry, outages }: StatsAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -25,6 +27,6 @@ export function createStatsApp({ stats, logger, registry }: StatsAppOptions): ex
     res.json({ success: true, stats: await stats.statistics() });
   });
   app.use(routeName('unmatched'), apiNotFound);
-  app.use(errorHandler(logger));
+  app.use(errorHandler(logger, outages));
   return app;
 }

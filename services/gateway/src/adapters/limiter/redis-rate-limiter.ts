@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
-import type { Logger } from '@vanish/common';
+import { DependencyState, type Logger } from '@vanish/common';
 import { LIMITED_ACTIONS, type LimitDecision, type LimitedAction, type LimitPolicy } from '../../domain/limit-policy';
 import type { RateLimiter } from '../../domain/rate-limiter';
 import { consumeOne } from './memory-rate-limiter';
@@ -58,11 +58,19 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly shared: Record<LimitedAction, RateLimiterRedis>;
   private readonly memory: Record<LimitedAction, InsuranceLimiter>;
   private restingUntil = 0;
-  private failing = false;
   private readonly now: () => number;
+  /**
+   * Redis's outage as one event in the log: one warn when limits fall back to memory (no request
+   * fails, so not an error), a summary of the decisions answered from memory at most every 5 s,
+   * one info when Redis answers again. Each decision from memory is counted by onFallback.
+   */
+  private readonly redisState: DependencyState;
 
   constructor(private readonly options: RedisRateLimiterOptions) {
     this.now = options.now ?? Date.now;
+    this.redisState = new DependencyState({
+      dependency: 'redis', logger: options.logger, now: this.now, downLevel: 'warn', counting: 'limit decisions answered from memory',
+    });
     const { policy, keyPrefix, redis } = options;
     const memory: Partial<Record<LimitedAction, InsuranceLimiter>> = {};
     const shared: Partial<Record<LimitedAction, RateLimiterRedis>> = {};
@@ -87,6 +95,7 @@ export class RedisRateLimiter implements RateLimiter {
     const limit = this.options.policy.limits[action];
     if (this.now() < this.restingUntil) {
       this.options.onFallback?.(action);
+      this.redisState.failed({ action });
       const memory = this.memory[action];
       return consumeOne({ consume: (key, points, opts) => memory.consumeWhileResting(key, points, opts) }, limit, clientKey, true);
     }
@@ -96,25 +105,17 @@ export class RedisRateLimiter implements RateLimiter {
       this.options.onFallback?.(action);
       return { ...decision, fromFallback: true };
     }
-    if (this.failing) {
-      this.failing = false;
-      this.options.logger.info('redis answers again: rate limits are shared again');
-    }
+    this.redisState.answered();
     return decision;
   }
 
   private onRedisFailure(): void {
     this.restingUntil = this.now() + this.options.retryIntervalMs;
-    if (!this.failing) {
-      this.failing = true;
-      this.options.logger.warn('redis unreachable: rate limits fall back to this process\'s memory', {
-        retryIntervalMs: this.options.retryIntervalMs,
-      });
-    }
+    this.redisState.failed({ fallback: 'rate limits from this process\'s memory', retryIntervalMs: this.options.retryIntervalMs });
   }
 
   isStoreHealthy(): boolean {
-    return this.options.redis.status === 'ready' && !this.failing;
+    return this.options.redis.status === 'ready' && !this.redisState.isDown;
   }
 
   async stop(): Promise<void> {

@@ -1,11 +1,11 @@
-import { AppError, ServiceUnavailableError } from '@vanish/common';
+import { AppError, DependencyUnavailableError } from '@vanish/common';
 import { isDatabaseUnavailable } from './configure-knex';
 
 /** Default bound on one store operation: a stalled database answers 503 instead of hanging. */
 export const DEFAULT_OPERATION_TIMEOUT_MS = 3_000;
 
 /**
- * Runs one database call; "database unreachable" becomes ServiceUnavailableError (503), and so
+ * Runs one database call; "database unreachable" becomes DependencyUnavailableError (503), and so
  * does a call that has not answered within `timeoutMs` (a stalled connection). A call that times
  * out may still complete later: like any lost commit acknowledgement, the client cannot tell.
  */
@@ -15,7 +15,7 @@ export async function withDatabase<T>(call: () => Promise<T>, timeoutMs?: number
     const operation = call();
     if (!timeoutMs) return await operation;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ServiceUnavailableError('Database did not answer in time')), timeoutMs);
+      timer = setTimeout(() => reject(new DependencyUnavailableError('database', 'Database did not answer in time')), timeoutMs);
     });
     return await Promise.race([operation, deadline]);
   } catch (err) {
@@ -27,7 +27,7 @@ export async function withDatabase<T>(call: () => Promise<T>, timeoutMs?: number
 
 export function translateDatabaseError(err: unknown): unknown {
   if (err instanceof AppError) return err;
-  if (isDatabaseUnavailable(err)) return new ServiceUnavailableError('Database unavailable', err);
+  if (isDatabaseUnavailable(err)) return new DependencyUnavailableError('database', 'Database unavailable', err);
   return err;
 }
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import {
-  AppError, GroupCommit, InternalError, ServiceUnavailableError, systemClock, type Clock, type ExpiryType, type OutgoingMessage,
+  AppError, DependencyUnavailableError, GroupCommit, InternalError, ServiceUnavailableError, systemClock, type Clock, type ExpiryType, type OutgoingMessage,
 } from '@vanish/common';
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
 import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-store';
@@ -73,9 +73,9 @@ interface NewNote {
  * A batch that held a creation whose caller had already been answered 503: rolled back instead of
  * committed. The creations still wanted are retried alone (GROUP_COMMIT_OPTIONS).
  */
-class AbandonedCreation extends ServiceUnavailableError {
+class AbandonedCreation extends DependencyUnavailableError {
   constructor() {
-    super('Database did not answer in time');
+    super('database', 'Database did not answer in time');
   }
 }
 
@@ -152,7 +152,7 @@ export class KnexNoteStore implements NoteStore {
         if (entry.state !== 'waiting') return;
         entry.state = 'abandoned';
         abandon();
-        reject(new ServiceUnavailableError('Database did not answer in time'));
+        reject(new DependencyUnavailableError('database', 'Database did not answer in time'));
       }, this.timeoutMs);
     });
     return Promise.race([stored, deadline]).finally(() => clearTimeout(timer));
@@ -239,7 +239,7 @@ export class KnexNoteStore implements NoteStore {
       }
     }
     if (found.length === lookups.length) return;
-    if (found.length === 0) throw new ServiceUnavailableError('Database did not confirm the commit; nothing was stored');
+    if (found.length === 0) throw new DependencyUnavailableError('database', 'Database did not confirm the commit; nothing was stored');
     throw new UnconfirmedCommit(new Error('a creation commit kept part of its batch'));
   }
 

@@ -1,4 +1,4 @@
-import { ServiceUnavailableError, type OutboxRow, type OutboxStore, type OutgoingMessage } from '@vanish/common';
+import { DependencyUnavailableError, type OutboxRow, type OutboxStore, type OutgoingMessage } from '@vanish/common';
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
 
 /**
@@ -158,6 +158,6 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
   }
 
   private assertAvailable(): void {
-    if (!this.available) throw new ServiceUnavailableError('Database unavailable');
+    if (!this.available) throw new DependencyUnavailableError('database', 'Database unavailable');
   }
 }

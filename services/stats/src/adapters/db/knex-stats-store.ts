@@ -1,4 +1,4 @@
-import { AppError, ServiceUnavailableError } from '@vanish/common';
+import { AppError, DependencyUnavailableError } from '@vanish/common';
 import type { Knex } from 'knex';
 import type { CounterDelta, Counters, CurrentState, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
 import { bucketRanges } from './bucket-ranges';
@@ -17,7 +17,7 @@ async function withDatabase<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (!(err instanceof AppError) && isDatabaseUnavailable(err)) throw new ServiceUnavailableError('Database unavailable', err);
+    if (!(err instanceof AppError) && isDatabaseUnavailable(err)) throw new DependencyUnavailableError('database', 'Database unavailable', err);
     throw err;
   }
 }
