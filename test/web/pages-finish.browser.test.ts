@@ -124,6 +124,27 @@ async function overflowing(page: Page): Promise<false | string[]> {
   });
 }
 
+/**
+ * Select boxes whose options are wider than the box (a select cannot wrap, so the text is cut off): each
+ * option's text measured in the select's own font against the room inside it (padding and arrow taken off).
+ */
+async function cutOffSelects(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const canvas = document.createElement('canvas').getContext('2d');
+    const cut: string[] = [];
+    for (const select of document.querySelectorAll('select')) {
+      if (select.offsetParent === null) continue;
+      const style = getComputedStyle(select) as unknown as { font: string; paddingLeft: string; paddingRight: string };
+      canvas.font = style.font;
+      const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+      for (const option of select.options) {
+        if (canvas.measureText(option.text).width > room) cut.push(`#${select.id}: ${option.text}`);
+      }
+    }
+    return cut;
+  });
+}
+
 describe('the created page of a note sealed in the browser', () => {
   it('when a webhook URL is given, then the page shows the signing secret and note reference once, and a QR code of the complete link, key included', async () => {
     const context = await browser.newContext();
@@ -318,6 +339,7 @@ describe('every page at 320 px', () => {
       await page.selectOption('#expiry_type', type);
       seen[`create, ${type}`] = await overflowing(page);
     }
+    expect(await cutOffSelects(page)).toEqual([]);
     const { bare, link } = await createInPage(page, 'narrow', { webhook_url: 'http://127.0.0.1:9/narrow', send_link_email: 'friend@example.com' });
     await page.locator('#note-qr svg').waitFor();
     seen.created = await overflowing(page);

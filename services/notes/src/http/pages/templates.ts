@@ -45,7 +45,8 @@ function switcher(ctx: PageContext): Html {
 </form>`;
 }
 
-export function layout(ctx: PageContext, title: string, body: Html): string {
+/** `qr`: the page draws a QR code in the browser (the created page, and the create page that becomes it). */
+export function layout(ctx: PageContext, title: string, body: Html, options: { qr?: boolean } = {}): string {
   const { t } = ctx;
   return html`<!doctype html>
 <html lang="${t.locale}" dir="${t.dir}"${raw(ctx.theme === 'system' ? '' : ` data-theme="${ctx.theme}"`)}>
@@ -65,7 +66,7 @@ ${body}
 </main>
 <footer><p>${t.t('layout.footer')}</p></footer>
 <script src="/assets/envelope.js" integrity="${ASSET_INTEGRITY.envelope}" defer></script>
-<script src="/assets/qr.js" integrity="${ASSET_INTEGRITY.qr}" defer></script>
+${options.qr ? html`<script src="/assets/qr.js" integrity="${ASSET_INTEGRITY.qr}" defer></script>` : raw('')}
 <script src="/assets/app.js" integrity="${ASSET_INTEGRITY.app}" defer></script>
 </body>
 </html>
@@ -166,7 +167,7 @@ ${general}
     <option value="time"${selected(values.expiry_type, 'time', 'view')}>${t.t('create.expiryType.time')}</option>
     <option value="both"${selected(values.expiry_type, 'both', 'view')}>${t.t('create.expiryType.both')}</option>
   </select>
-  <p class="hint" id="expiry-hint">${t.t('create.expiryTypeHint', { days: retentionDays })}</p>
+  <p class="hint" id="expiry-hint">${t.t('create.expiryTypeExplained')} ${t.t('create.expiryTypeHint', { days: retentionDays })}</p>
   ${errorFor(error, 'expiry_type')}
   <div class="row">
     <div id="max-views-field">
@@ -201,7 +202,7 @@ ${general}
   ${errorFor(error, 'webhook_url')}
   <p class="hint" id="sealing-hint" hidden>${t.t('create.sealingHint')}</p>
   <button type="submit">${t.t('create.submit')}</button>
-</form>`);
+</form>`, { qr: true });
 }
 
 export function destructionSummary(t: Translator, note: { expiryType: string; maxViews: number; currentViews?: number; expiresAt: Date }): string {
@@ -251,7 +252,7 @@ function createdInBrowserPage(ctx: PageContext, note: CreatedNote): string {
 </section>
 ${note.receiptUrl ? receiptSection(t, note.receiptUrl) : raw('')}
 ${webhookSection(t, note)}
-<p><a href="/">${t.t('created.another')}</a></p>`);
+<p><a href="/">${t.t('created.another')}</a></p>`, { qr: true });
 }
 
 /** DECISIONS 11: the webhook's signing secret and the note's reference, shown once, however the note was sealed. */
