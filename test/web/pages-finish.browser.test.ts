@@ -294,11 +294,14 @@ describe('a refused create keeps what was typed', () => {
     const page = await context.newPage();
     await page.goto(`${base}/`);
     await page.fill('#content', 'survives a dropped line');
+    const firstToken = await page.locator('input[name="form_token"]').inputValue();
     await page.route(`${base}/`, (route) => (route.request().method() === 'POST' ? route.abort('internetdisconnected') : route.continue()));
     await page.locator('form[data-create] button[type=submit]').click();
     await page.locator('#create-refused').waitFor();
     await expect(page.locator('#create-refused').textContent()).resolves.toBe(text('en', 'create.refused.network'));
     await expect(page.locator('#content').inputValue()).resolves.toBe('survives a dropped line');
+    // After a refusal the page fetches a fresh single-use token in the background: let it land first.
+    await page.waitForFunction((first) => document.querySelector('input[name="form_token"]').value !== first, firstToken);
     await page.unroute(`${base}/`);
 
     await page.evaluate(() => { document.querySelector('input[name="form_token"]').value = 'spent-or-forged'; });

@@ -135,6 +135,8 @@ export const APP_JS = `
     var field = byId('key-field');
     var input = byId('note-key-input');
     var refused = form.hasAttribute('data-key-refused');
+    // The refused key stays out of the address (a reload or the switcher would offer it again).
+    if (refused && location.hash) history.replaceState(null, '', location.pathname + location.search);
     var ready = Promise.resolve();
     var use = function (key) {
       form.elements.key_check.value = '';
