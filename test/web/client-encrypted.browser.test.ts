@@ -144,6 +144,10 @@ describe('notes sealed by the vanish CLI, opened in Chromium', () => {
     await page.goto(link.split('#')[0]!);
     await expect(page.locator('#key-missing').isVisible()).resolves.toBe(true);
     await expect(page.getByRole('button', { name: 'Show the note' }).isDisabled()).resolves.toBe(true);
+    // Sealed by the CLI: the page cannot tell a browser from the CLI, and says what is true of both (issue 32).
+    await expect(page.locator('#key-missing').textContent()).resolves.toContain('sealed on the writer’s machine');
+    await expect(page.locator('main').textContent()).resolves.not.toContain('writer’s browser');
+    await expect(page.getByLabel('Key', { exact: true }).isVisible()).resolves.toBe(true);
 
     // The key pasted after the # in place (no reload): the page takes it up.
     await page.goto(`${link.split('#')[0]}#${link.split('#')[1]}`);
@@ -158,7 +162,7 @@ describe('notes sealed by the vanish CLI, opened in Chromium', () => {
       await page.getByLabel('Passcode').fill('not the pin');
       await page.getByRole('button', { name: 'Show the note' }).click();
       await page.waitForLoadState('domcontentloaded');
-      await expect(page.locator('#reveal-error').textContent()).resolves.toContain('This link is incomplete');
+      await expect(page.locator('#reveal-error').textContent()).resolves.toContain('The note stayed closed');
     }
     expect(await currentViews(uuid)).toBe(0);
 
@@ -183,7 +187,7 @@ describe('notes sealed by the vanish CLI, opened in Chromium', () => {
     await page.goto(link);
     await page.getByRole('button', { name: 'Show the note' }).click();
     await page.waitForLoadState('domcontentloaded');
-    await expect(page.locator('#reveal-error').textContent()).resolves.toContain('This link is incomplete');
+    await expect(page.locator('#reveal-error').textContent()).resolves.toContain('The note stayed closed');
     await context.close();
     expect(await currentViews(uuid)).toBe(0);
   });

@@ -52,6 +52,8 @@ beforeAll(async () => {
     env: {
       NODE_ENV: 'test', PORT: String(notesPort), ADMIN_PORT: String(notesAdmin), DATA_DIR: dataDir,
       DATABASE_URL: `sqlite:${join(dataDir, 'notes.db')}`, PUBLIC_BASE_URL: base, LOG_LEVEL: 'warn', AMQP_URL: undefined,
+      // Webhooks to an address of this machine (nothing listens there); the page only shows the secret.
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       EXPIRY_PRESETS: '5m,1h,1d,7d,30d',
     },
     readyUrl: `http://127.0.0.1:${notesAdmin}/readyz`,
@@ -201,7 +203,7 @@ describe('the pages for people everywhere (issue 20)', () => {
   it.each([['en', 'light'], ['en', 'dark'], ['ar', 'light'], ['ar', 'dark']] as const)(
     'when every page is audited by axe-core in %s with the %s theme, then nothing serious or critical is found and nothing overflows',
     async (locale, theme) => {
-      for (const [label, viewport] of [['desktop', { width: 1000, height: 800 }], ['phone', { width: 375, height: 740 }]] as const) {
+      for (const [label, viewport] of [['desktop', { width: 1000, height: 800 }], ['phone', { width: 320, height: 640 }]] as const) {
         const context = await contextFor(locale, theme, { viewport });
         await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
         const page = await context.newPage();
@@ -211,11 +213,28 @@ describe('the pages for people everywhere (issue 20)', () => {
         await page.selectOption('#expiry_type', 'both');
         await audit(page, name('create'), locale, theme);
 
+        // A refusal said on the page itself, the text kept (issue 32).
         await page.fill('#content', 'audited');
+        await page.route(`${base}/`, (route) => (route.request().method() === 'POST' ? route.abort('internetdisconnected') : route.continue()));
+        await page.locator('form[data-create] button[type=submit]').click();
+        await page.locator('#create-refused').waitFor();
+        await audit(page, name('create, refused'), locale, theme);
+        await page.unroute(`${base}/`);
+
+        await page.fill('#webhook_url', 'http://127.0.0.1:9/audited');
         await page.locator('form[data-create] button[type=submit]').click();
         const link = await sealedLink(page);
-        await audit(page, name('created, sealed in the browser'), locale, theme);
+        await page.locator('#note-qr svg').waitFor();
+        await audit(page, name('created, sealed in the browser, with a webhook'), locale, theme);
 
+        await page.goto(link.split('#')[0]!);
+        await audit(page, name('note, key to paste'), locale, theme);
+        await page.fill('#note-key-input', 'A'.repeat(43));
+        await page.locator('form[data-client-encrypted] button').click();
+        await page.waitForSelector('#reveal-error');
+        await audit(page, name('note, key refused'), locale, theme);
+
+        await page.goto('about:blank');
         await page.goto(link);
         await audit(page, name('note'), locale, theme);
         await page.locator('form[data-client-encrypted] button').click();
@@ -246,7 +265,7 @@ describe('the pages for people everywhere (issue 20)', () => {
   );
 
   it.each([...LOCALES])('when a reader of %s reveals a note and one behind a passcode, then every step is in that language and the acceptance holds', async (locale) => {
-    const context = await contextFor(locale, 'light', { viewport: { width: 375, height: 740 } });
+    const context = await contextFor(locale, 'light', { viewport: { width: 320, height: 640 } });
     const page = await context.newPage();
     // Every page a GET shows, at phone width, in this language: its own heading, nothing wider than the screen.
     await page.goto(`${base}/`);
@@ -435,7 +454,7 @@ describe('the pages for people everywhere (issue 20)', () => {
   it.each([['en', 'light'], ['en', 'dark'], ['ar', 'light'], ['ar', 'dark']] as const)(
     'when the receipt page and the gateway\'s 429 and 502 pages are audited by axe-core in %s with the %s theme, then nothing serious or critical is found and nothing overflows',
     async (locale, theme) => {
-      for (const [label, viewport] of [['desktop', { width: 1000, height: 800 }], ['phone', { width: 375, height: 740 }]] as const) {
+      for (const [label, viewport] of [['desktop', { width: 1000, height: 800 }], ['phone', { width: 320, height: 640 }]] as const) {
         const context = await contextFor(locale, theme, { viewport });
         const page = await context.newPage();
         const name = (what: string) => `${what} (${label})`;
@@ -474,7 +493,7 @@ describe('the pages for people everywhere (issue 20)', () => {
   );
 
   it.each([...LOCALES])('when a reader of %s opens a receipt and meets the gateway\'s 429 page on a phone, then both are in that language and fit the screen', async (locale) => {
-    const context = await contextFor(locale, 'dark', { viewport: { width: 375, height: 740 } });
+    const context = await contextFor(locale, 'dark', { viewport: { width: 320, height: 640 } });
     const page = await context.newPage();
     const note = await createNote({ content: 'x', expiry_type: 'both', expiry_time: 24, max_views: 3 });
     await page.goto(note.receipt_url);

@@ -83,4 +83,13 @@ describe('the gateway\'s error pages (issue 20)', () => {
     expect(page).not.toMatch(/<script|<style|style=/);
     expect(page.match(/(?:href|src)="[^"]*"/g)).toEqual(['href="data:,"', 'href="/assets/app.css"', 'href="/"', 'href="/"']);
   });
+
+  it.each([...LANGUAGES])('when the create form is refused by the limit in %s, then the page speaks to a writer, and a reader\'s 429 keeps the reader\'s words', (language) => {
+    const catalogue = readCatalogue(GATEWAY_LOCALES_DIR, language);
+    const creating = pages.render({ ...request({ cookie: `lang=${language}` }), method: 'POST', path: '/' }, new RateLimitedError(3600));
+    expect(creating).toContain(`<h1>${catalogue['error.rateLimitedCreate.title']}</h1>`);
+    expect(creating).not.toContain(catalogue['error.rateLimited.body']!);
+    const reading = pages.render({ ...request({ cookie: `lang=${language}` }), method: 'GET', path: '/0b7e4bb1-1d5f-4a0e-9c6a-3f1f9d8e2a10' }, new RateLimitedError(3600));
+    expect(reading).toContain(`<h1>${catalogue['error.rateLimited.title']}</h1>`);
+  });
 });

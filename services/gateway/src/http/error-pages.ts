@@ -46,10 +46,12 @@ export class ErrorPages {
     return new ErrorPages(loadTranslators(dir, (language, messages, fallback) => new MessageTranslator(language, messages, fallback)));
   }
 
-  render(req: LanguageRequest, appError: AppError): string {
+  render(req: LanguageRequest & { method?: string; path?: string }, appError: AppError): string {
     const t = this.translators.get(readerLanguage(req))!;
     const theme = readerTheme(req);
-    const kind = errorKind(appError);
+    // The create form's refusal is said to a writer: the note was not made, and the text is one step back.
+    const creating = req.method === 'POST' && req.path === '/';
+    const kind = errorKind(appError) === 'rateLimited' && creating ? 'rateLimitedCreate' : errorKind(appError);
     const title = t.t(`error.${kind}.title`);
     const paragraphs = [t.t(`error.${kind}.body`), ...retryAdvice(t, appError.headers['Retry-After'])];
     return [

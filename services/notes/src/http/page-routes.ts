@@ -8,7 +8,7 @@ import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
 import type { RequestAccess } from '../domain/note-webhooks';
 import type { FormTokens } from './form-tokens';
-import { APP_CSS, APP_JS, ENVELOPE_JS } from './pages/assets';
+import { APP_CSS, APP_JS, ENVELOPE_JS, QR_JS } from './pages/assets';
 import type { ExpiryPreset } from './pages/expiry-presets';
 import { Translations, isLocale } from './pages/i18n';
 import {
@@ -89,6 +89,7 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   router.get('/assets/app.css', routeName('/assets/app.css'), (_req, res) => { res.type('css').send(APP_CSS); });
   router.get('/assets/app.js', routeName('/assets/app.js'), (_req, res) => { res.type('js').send(APP_JS); });
   router.get('/assets/envelope.js', routeName('/assets/envelope.js'), (_req, res) => { res.type('js').send(ENVELOPE_JS); });
+  router.get('/assets/qr.js', routeName('/assets/qr.js'), (_req, res) => { res.type('js').send(QR_JS); });
 
   router.get('/', routeName('/'), (req, res) => {
     send(res, 200, createPage(context(req, true), deps.formTokens.issue('create'), presets, {}, undefined, false, retentionDays));
@@ -151,13 +152,13 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
         return;
       case 'key_required': {
         const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
-        send(res, 400, notePage(ctx, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('note.keyMissing')));
+        send(res, 400, notePage({ ...ctx, switcher: true }, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('note.keyRefused'), true));
         return;
       }
       case 'wrong_passcode': {
         if (result.lockedOut) throw new PageNotFound();
         const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
-        send(res, 400, notePage(ctx, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('note.wrongPasscode', { tries: result.attemptsLeft })));
+        send(res, 400, notePage({ ...ctx, switcher: true }, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('note.wrongPasscode', { tries: result.attemptsLeft })));
         return;
       }
       case 'attempts_busy': {
@@ -165,7 +166,7 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
         // neither checked nor counted.
         const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
         res.setHeader('Retry-After', '2');
-        send(res, 429, notePage(ctx, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('reveal.attemptsBusy')));
+        send(res, 429, notePage({ ...ctx, switcher: true }, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('reveal.attemptsBusy')));
         return;
       }
       default:

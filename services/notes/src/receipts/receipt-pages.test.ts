@@ -83,3 +83,57 @@ describe('receipt and created pages in every language (issue 20)', () => {
     expect(page).toContain('after 2 views or at March 2, 2026 at 9:00 AM UTC, whichever comes first');
   });
 });
+
+/** Issue 32: the receipt of every way a note ends, each sentence true for that note. */
+describe('the receipt of an ended note says what happened, whatever ended it', () => {
+  const ended = (overrides: Partial<ReceiptBody>): ReceiptBody => ({
+    ...ENDED, has_passcode: false, timeline: [{ at: '2026-03-01 09:00:00', event: 'created' }, { at: '2026-03-01 10:00:05', event: 'end', reason: overrides.end_reason ?? 'views' }], ...overrides,
+  });
+  const facts = (receipt: ReceiptBody, locale: Locale = 'en') => {
+    const page = receiptPage(context(locale), receipt, null, '/api/receipt/x.php');
+    const dd = (id: string) => new RegExp(`<dd id="${id}">([^<]*)</dd>`).exec(page)?.[1];
+    return { rule: dd('end-rule'), used: dd('views-used'), left: dd('views-left') ?? null, reason: dd('end-reason'), page };
+  };
+
+  it.each([
+    ['views', { expiry_type: 'view', max_views: 2, views_used: 2, end_reason: 'views' },
+      'after 2 views; deleted on March 2, 2026 at 9:00 AM UTC if they are not all used', '2 of 2', 'destroyed after its last allowed view'],
+    ['time', { expiry_type: 'time', max_views: 100, views_used: 3, end_reason: 'time' },
+      'at March 2, 2026 at 9:00 AM UTC', '3 of 100', 'expired at its time limit'],
+    ['time, both', { expiry_type: 'both', max_views: 5, views_used: 1, end_reason: 'time' },
+      'after 5 views or at March 2, 2026 at 9:00 AM UTC, whichever comes first', '1 of 5', 'expired at its time limit'],
+    ['lockout', { expiry_type: 'view', max_views: 1, views_used: 0, has_passcode: true, end_reason: 'lockout' },
+      'after 1 view; deleted on March 2, 2026 at 9:00 AM UTC if they are not all used', '0 of 1', 'destroyed after five wrong passcodes'],
+    ['creator', { expiry_type: 'view', max_views: 3, views_used: 1, end_reason: 'creator' },
+      'after 3 views; deleted on March 2, 2026 at 9:00 AM UTC if they are not all used', '1 of 3', 'ended by you from this receipt'],
+    ['takedown', { expiry_type: 'both', max_views: 1, views_used: 0, end_reason: 'takedown' },
+      'after 1 view or at March 2, 2026 at 9:00 AM UTC, whichever comes first', '0 of 1', 'taken down by the operator'],
+    ['retention, unread', { expiry_type: 'view', max_views: 2, views_used: 0, end_reason: 'retention' },
+      'after 2 views; deleted on March 2, 2026 at 9:00 AM UTC if they are not all used', '0 of 2', 'deleted unread after the retention period'],
+    ['retention, read once', { expiry_type: 'view', max_views: 2, views_used: 1, end_reason: 'retention' },
+      'after 2 views; deleted on March 2, 2026 at 9:00 AM UTC if they are not all used', '1 of 2', 'deleted after the retention period, with views still unused'],
+  ] as const)('when it ended by %s, then the rule, the views and the reason agree', (_name, overrides, rule, used, reason) => {
+    const shown = facts(ended(overrides as Partial<ReceiptBody>));
+    expect({ rule: shown.rule, used: shown.used, left: shown.left, reason: shown.reason }).toEqual({ rule, used, left: null, reason });
+    expect(shown.page).toContain('<dt>Was set to end</dt>');
+    expect(shown.page).toContain(`Note ${reason}`);
+    // The old wording: an unread deletion beside views that were used, "Destroyed" for a rule.
+    expect(shown.page).not.toMatch(/\(unread|<dt>Destroyed<\/dt>/);
+  });
+
+  it('when the note is still waiting, then the rule is in the future and the views left are shown', () => {
+    const shown = facts(ACTIVE);
+    expect(shown.page).toContain('<dt>Ends</dt>');
+    expect(shown.left).toBe('1');
+    expect(shown.reason).toBeUndefined();
+  });
+
+  it.each(LOCALES.filter((locale) => locale !== 'en'))('when a note read once is deleted at its retention deadline in %s, then the page does not call it unread', (locale) => {
+    const receipt = ended({ expiry_type: 'view', max_views: 2, views_used: 1, end_reason: 'retention' });
+    const shown = facts(receipt, locale);
+    const t = translations.get(locale);
+    expect(shown.reason).toBe(t.t('receipt.reason.retentionPartlyRead'));
+    expect(shown.page).not.toContain(t.t('receipt.reason.retention'));
+    expect(shown.page).toContain(`<dt>${t.t('receipt.wasToEnd')}</dt>`);
+  });
+});

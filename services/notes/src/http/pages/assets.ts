@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 /**
  * The pages' only CSS and scripts, served from /assets by the notes service itself (no third
@@ -31,6 +32,10 @@ label { display: block; font-weight: 600; margin-block: .75rem .25rem; }
 .hint { color: var(--muted); font-size: .875rem; margin-block: .25rem 0; }
 textarea, input, select { inline-size: 100%; font: inherit; padding: .5rem; border: 1px solid var(--border); border-radius: .25rem; background: var(--bg); color: var(--fg); }
 textarea { min-block-size: 10rem; resize: vertical; }
+select { max-inline-size: 100%; text-overflow: ellipsis; }
+.row > div, .settings span { min-inline-size: 0; }
+h2 { font-size: 1.25rem; }
+h3 { font-size: 1rem; margin-block: 1rem .25rem; }
 .row { display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: 0 1rem; }
 button { font: inherit; font-weight: 600; padding: .6rem 1.2rem; margin-block-start: 1rem; border: 0; border-radius: .25rem; background: var(--accent); color: var(--on-accent); cursor: pointer; min-block-size: 44px; }
 button.secondary { background: transparent; color: var(--accent); border: 1px solid var(--accent); }
@@ -54,145 +59,294 @@ dl.facts dd { margin: 0; }
 // Progressive enhancement only: every page works without it.
 export const APP_JS = `
 (function () {
-  document.querySelectorAll('[data-copy-target]').forEach(function (button) {
-    button.hidden = false;
-    button.addEventListener('click', function () {
-      var target = document.getElementById(button.getAttribute('data-copy-target'));
-      if (!target || !navigator.clipboard) return;
-      navigator.clipboard.writeText(target.textContent).then(function () {
-        var label = button.textContent;
-        button.textContent = button.getAttribute('data-copied') || label;
-        setTimeout(function () { button.textContent = label; }, 1500);
+  if (window.vanishPages) return;
+  window.vanishPages = true;
+  var envelope = window.vanishEnvelope;
+  var byId = function (id) { return document.getElementById(id); };
+  var canSeal = Boolean(envelope && window.isSecureContext && window.crypto && crypto.subtle);
+
+  var copyButtons = function () {
+    document.querySelectorAll('[data-copy-target]').forEach(function (button) {
+      button.hidden = false;
+      button.addEventListener('click', function () {
+        var target = byId(button.getAttribute('data-copy-target'));
+        if (!target || !navigator.clipboard) return;
+        navigator.clipboard.writeText(target.textContent.trim()).then(function () {
+          var label = button.textContent;
+          button.textContent = button.getAttribute('data-copied') || label;
+          setTimeout(function () { button.textContent = label; }, 1500);
+        });
       });
     });
-  });
-  // The switcher's GET keeps the link's #key (a redirect carries the fragment along).
-  document.querySelectorAll('form[data-settings]').forEach(function (form) {
-    form.addEventListener('submit', function () { form.action = location.pathname + location.hash; });
-  });
-  var expiry = document.getElementById('expiry_type');
-  if (expiry) {
-    var preset = document.getElementById('expiry_preset');
+  };
+
+  var settings = function () {
+    document.querySelectorAll('form[data-settings]').forEach(function (form) {
+      if (!form.hasAttribute('data-in-place')) {
+        // The switcher's GET keeps the link's #key (a redirect carries the fragment along).
+        form.addEventListener('submit', function () { form.action = location.pathname + location.hash; });
+        return;
+      }
+      // A page shown once (created, revealed): save the choice without leaving it; the theme applies here
+      // and now, the language from the next page on (this one cannot be asked for again).
+      form.removeAttribute('target');
+      form.addEventListener('submit', function (event) {
+        event.preventDefault();
+        var lang = form.elements.lang.value;
+        var theme = form.elements.theme.value;
+        var query = new URLSearchParams({ lang: lang, theme: theme }).toString();
+        fetch('/?' + query, { credentials: 'same-origin', redirect: 'manual' }).then(function () {
+          if (theme === 'system') document.documentElement.removeAttribute('data-theme');
+          else document.documentElement.setAttribute('data-theme', theme);
+          form.querySelector('[data-saved]').hidden = lang === document.documentElement.lang;
+        }, function () { /* offline: nothing saved, the page stays as it is */ });
+      });
+    });
+  };
+
+  var expiryFields = function () {
+    var expiry = byId('expiry_type');
+    if (!expiry) return;
+    var preset = byId('expiry_preset');
     var sync = function () {
       var type = expiry.value;
       var custom = !preset || preset.value === 'custom';
-      if (preset) document.getElementById('expiry-preset-field').hidden = type === 'view';
-      document.getElementById('expiry-time-field').hidden = type === 'view' || !custom;
-      document.getElementById('max-views-field').hidden = type === 'time';
+      if (preset) byId('expiry-preset-field').hidden = type === 'view';
+      byId('expiry-time-field').hidden = type === 'view' || !custom;
+      byId('max-views-field').hidden = type === 'time';
     };
     expiry.addEventListener('change', sync);
     if (preset) preset.addEventListener('change', sync);
     sync();
-  }
-
-  // DECISIONS 13: a note sealed in its writer's browser. The key is the link's fragment, which no
-  // request carries; the reveal posts only its proof (key_check), and the text is opened here.
-  var envelope = window.vanishEnvelope;
-  var fragmentKey = function () {
-    var key = location.hash.replace(/^#/, '');
-    return envelope && envelope.parseKey(key) && window.crypto && crypto.subtle ? key : null;
   };
-  var revealForm = document.querySelector('form[data-client-encrypted]');
-  if (revealForm) {
-    var button = revealForm.querySelector('button');
+
+  // DECISIONS 13: a note sealed on its writer's machine. The key is the link's fragment, which no request
+  // carries, or is pasted into the page's field (sent separately); the reveal posts only its proof
+  // (key_check), and the text is opened here. A key that does not match claims nothing.
+  var validKey = function (key) { return envelope && envelope.parseKey(key) && window.crypto && crypto.subtle ? key : null; };
+  var pastedKey = function (value) {
+    var text = value.trim();
+    return text.indexOf('#') >= 0 ? text.slice(text.lastIndexOf('#') + 1) : text;
+  };
+  var revealForm = function () {
+    var form = document.querySelector('form[data-client-encrypted]');
+    if (!form) return;
+    var button = form.querySelector('button');
+    var field = byId('key-field');
+    var input = byId('note-key-input');
+    var refused = form.hasAttribute('data-key-refused');
+    // The refused key stays out of the address (a reload or the switcher would offer it again).
+    if (refused && location.hash) history.replaceState(null, '', location.pathname + location.search);
     var ready = Promise.resolve();
-    // On load, and again when the fragment changes in place (a key pasted after the #): no reload happens then.
-    var prepareReveal = function () {
-      var key = fragmentKey();
-      revealForm.elements.key_check.value = '';
-      document.getElementById('key-missing').hidden = Boolean(key);
+    var use = function (key) {
+      form.elements.key_check.value = '';
       button.disabled = !key;
-      ready = key ? envelope.keyCheck(key).then(function (check) { revealForm.elements.key_check.value = check; }) : Promise.resolve();
+      // The key travels to the revealed page in the fragment of the form's address, never in its body.
+      form.action = location.pathname + (key ? '#' + key : '');
+      ready = key ? envelope.keyCheck(key).then(function (check) { form.elements.key_check.value = check; }) : Promise.resolve();
     };
-    prepareReveal();
-    window.addEventListener('hashchange', prepareReveal);
-    revealForm.addEventListener('submit', function (event) {
-      if (revealForm.elements.key_check.value) return;
-      event.preventDefault();
-      ready.then(function () { if (revealForm.elements.key_check.value) revealForm.submit(); });
+    // On load, and again when the fragment changes in place (a key pasted after the #): no reload happens then.
+    var prepare = function () {
+      var fromLink = refused ? null : validKey(location.hash.replace(/^#/, ''));
+      byId('key-missing').hidden = Boolean(fromLink) || refused;
+      field.hidden = Boolean(fromLink);
+      byId('key-malformed').hidden = true;
+      use(fromLink || validKey(pastedKey(input.value)));
+    };
+    input.addEventListener('input', function () {
+      var typed = pastedKey(input.value);
+      var key = validKey(typed);
+      byId('key-malformed').hidden = Boolean(key) || typed === '';
+      use(key);
     });
-  }
-  // The create page seals the text here when it can (a secure context with WebCrypto); otherwise the form
-  // posts the text as before and the created page says that the server encrypted it.
-  var KEY_SLOT = 'vanish-new-note-key';
-  var forget = function () { try { sessionStorage.removeItem(KEY_SLOT); } catch (e) { /* storage off */ } };
-  var createForm = document.querySelector('form[data-create]');
-  if (createForm && envelope && window.isSecureContext && window.crypto && crypto.subtle) {
-    forget();
-    document.getElementById('sealing-hint').hidden = false;
-    var textBox = createForm.elements.content;
-    var sealing = false;
-    // Back from an error page may restore this page as it was when sent: undo the sealing, so that an
-    // edited text is sealed again rather than the old envelope sent.
-    var unseal = function () {
-      createForm.querySelectorAll('input[data-sealed-field]').forEach(function (input) { input.remove(); });
-      textBox.setAttribute('name', 'content');
-      createForm.removeAttribute('data-sealed');
-      sealing = false;
-    };
-    window.addEventListener('pageshow', unseal);
-    createForm.addEventListener('submit', function (event) {
-      if (createForm.hasAttribute('data-sealed')) return;
+    prepare();
+    window.addEventListener('hashchange', function () { refused = false; prepare(); });
+    form.addEventListener('submit', function (event) {
+      if (form.elements.key_check.value) return;
       event.preventDefault();
-      if (sealing) return;
+      ready.then(function () { if (form.elements.key_check.value) form.submit(); });
+    });
+  };
+
+  // The created page of a note sealed here: the link with its key, the key alone, and the QR code of the
+  // complete link, all from the key this script still holds (it was never stored anywhere).
+  var createdPage = function (key) {
+    var sealedLink = document.querySelector('[data-sealed-link]');
+    if (!sealedLink) return;
+    if (!key || !validKey(key)) {
+      byId('key-gone').hidden = false;
+      byId('note-key').textContent = '';
+      return;
+    }
+    var link = sealedLink.getAttribute('data-sealed-link') + '#' + key;
+    byId('note-link').textContent = link;
+    byId('note-key').textContent = key;
+    if (window.vanishQr) {
+      var svg = new DOMParser().parseFromString(window.vanishQr.svg(link), 'image/svg+xml').documentElement;
+      svg.setAttribute('role', 'img');
+      svg.setAttribute('aria-labelledby', 'qr-caption');
+      byId('qr-code').appendChild(document.importNode(svg, true));
+      byId('note-qr').querySelector('figcaption').id = 'qr-caption';
+      byId('note-qr').hidden = false;
+    }
+  };
+
+  // The create page posts with fetch, so that a refusal (a limit, an expired form, a network error) leaves
+  // the page and its text as they are. It seals the text here when it can (a secure context with WebCrypto);
+  // otherwise it sends the text and the created page says that the server encrypted it.
+  var createForm = function () {
+    var form = document.querySelector('form[data-create]');
+    if (!form) return;
+    if (canSeal) byId('sealing-hint').hidden = false;
+    var textBox = form.elements.content;
+    var problem = byId('create-refused');
+    var busy = false;
+    var refuse = function (kind, retryAfter) {
+      busy = false;
+      problem.textContent = form.getAttribute('data-refused-' + kind);
+      problem.hidden = false;
+      problem.scrollIntoView({ block: 'center' });
+      // A refused form may have used its single-use token: fetch a fresh one for the next try.
+      fetch('/', { credentials: 'same-origin' }).then(function (res) { return res.ok ? res.text() : ''; }).then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, 'text/html').querySelector('form[data-create] input[name="form_token"]');
+        if (fresh) form.elements.form_token.value = fresh.value;
+      }, function () { /* still offline: the next try says so again */ });
+    };
+    var show = function (html, key, text) {
+      var doc = new DOMParser().parseFromString(html, 'text/html');
+      var again = doc.querySelector('form[data-create]');
+      document.title = doc.title;
+      document.documentElement.lang = doc.documentElement.lang;
+      document.documentElement.dir = doc.documentElement.dir;
+      document.body.replaceWith(document.importNode(doc.body, true));
+      enhance(key);
+      if (again) {
+        // Refused by the server's checks: the text was sealed and never sent, so it is put back here.
+        byId('content').value = text;
+        document.querySelectorAll('[data-sealed-not-sent]').forEach(function (span) { span.textContent = span.getAttribute('data-kept'); });
+        var alert = byId('create-error');
+        if (alert) alert.scrollIntoView({ block: 'center' });
+      } else {
+        window.scrollTo(0, 0);
+        var heading = document.querySelector('h1');
+        if (heading) heading.focus();
+      }
+    };
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      if (busy) return;
       var text = textBox.value;
       if (Array.from(text).length > 10000) {
-        textBox.setCustomValidity(createForm.getAttribute('data-too-long'));
+        textBox.setCustomValidity(form.getAttribute('data-too-long'));
         textBox.reportValidity();
         textBox.setCustomValidity('');
         return;
       }
-      sealing = true;
-      var key = envelope.newKey();
-      Promise.all([envelope.seal(text, key), envelope.keyCheck(key)]).then(function (parts) {
-        var add = function (name, value) {
-          var input = document.createElement('input');
-          input.type = 'hidden';
-          input.name = name;
-          input.value = value;
-          input.setAttribute('data-sealed-field', '');
-          createForm.appendChild(input);
-        };
-        // The text box is never sent; only the envelope and the proof of its key are.
-        textBox.removeAttribute('name');
-        add('content', text.trim() === '' ? '' : parts[0]);
-        add('client_encrypted', 'true');
-        add('key_check', parts[1]);
-        try { sessionStorage.setItem(KEY_SLOT, key); } catch (e) { /* the created page will say the key is gone */ }
-        createForm.setAttribute('data-sealed', '');
-        createForm.submit();
-      }, unseal);
+      busy = true;
+      problem.hidden = true;
+      var body = new URLSearchParams();
+      new FormData(form).forEach(function (value, name) { if (name !== 'content') body.append(name, value); });
+      var key = canSeal ? envelope.newKey() : null;
+      var sealed = key ? Promise.all([envelope.seal(text, key), envelope.keyCheck(key)]) : Promise.resolve(null);
+      sealed.then(function (parts) {
+        // Sealed: the text box is never sent; only the envelope and the proof of its key are.
+        if (parts) {
+          body.append('content', text.trim() === '' ? '' : parts[0]);
+          body.append('client_encrypted', 'true');
+          body.append('key_check', parts[1]);
+        } else {
+          body.append('content', text);
+        }
+        return fetch(form.action, { method: 'POST', body: body, credentials: 'same-origin', headers: { Accept: 'text/html' } });
+      }).then(function (res) {
+        var page = (res.headers.get('content-type') || '').indexOf('text/html') === 0;
+        if (res.status === 200 && page) return res.text().then(function (html) { show(html, key, text); });
+        if (res.status === 400 && page) {
+          return res.text().then(function (html) {
+            if (html.indexOf('data-create') >= 0) show(html, null, text);
+            else refuse('other');
+          });
+        }
+        refuse(res.status === 429 ? 'rate' : res.status === 403 ? 'token' : 'other');
+      }).catch(function () { refuse('network'); });
     });
-  }
-  var sealedLink = document.querySelector('[data-sealed-link]');
-  if (sealedLink) {
-    var kept = null;
-    try { kept = sessionStorage.getItem(KEY_SLOT); } catch (e) { kept = null; }
-    forget();
-    if (kept && envelope && envelope.parseKey(kept)) {
-      document.getElementById('note-link').textContent = sealedLink.getAttribute('data-sealed-link') + '#' + kept;
-      document.getElementById('note-key').textContent = kept;
-    } else {
-      document.getElementById('key-gone').hidden = false;
-      document.getElementById('note-key').textContent = '';
-    }
-  }
-  var sealedText = document.querySelector('[data-envelope]');
-  if (sealedText) {
+  };
+
+  var revealedPage = function () {
+    var sealedText = document.querySelector('[data-envelope]');
+    if (!sealedText) return;
     var shown = function (text, opened) {
       sealedText.textContent = text;
       sealedText.removeAttribute('data-envelope');
       sealedText.setAttribute('data-opened', opened ? 'yes' : 'no');
     };
-    var openKey = fragmentKey();
+    var openKey = validKey(location.hash.replace(/^#/, ''));
     // The messages come translated from the page (issue 20), never from this script.
     if (!openKey) shown(sealedText.getAttribute('data-no-key'), false);
     else envelope.open(sealedText.getAttribute('data-envelope'), openKey).then(function (text) { shown(text, true); }, function () {
       shown(sealedText.getAttribute('data-wrong-key'), false);
     });
-  }
+  };
+
+  var enhance = function (createdKey) {
+    copyButtons();
+    settings();
+    expiryFields();
+    revealForm();
+    createForm();
+    createdPage(createdKey);
+    revealedPage();
+  };
+  enhance(null);
 })();
 `;
+
+/**
+ * The QR code of a link that only the browser knows (a note sealed there: the server never has its key),
+ * drawn by the same library the server uses for its own QR codes (qrcode's core and SVG renderer). Its
+ * CommonJS modules are wrapped here into one script, the way a bundler would, so the build needs no bundler
+ * and the served bytes are the library's own.
+ */
+function bundleQrCode(): string {
+  const modules: Array<{ source: string; deps: Record<string, number> }> = [];
+  const ids = new Map<string, number>();
+  const add = (file: string): number => {
+    const known = ids.get(file);
+    if (known !== undefined) return known;
+    const id = modules.length;
+    const module = { source: readFileSync(file, 'utf8'), deps: {} as Record<string, number> };
+    ids.set(file, id);
+    modules.push(module);
+    for (const [, request] of module.source.matchAll(/require\('([^']+)'\)/g)) {
+      const target = request!.startsWith('.') ? join(dirname(file), request!) : request!;
+      module.deps[request!] = add(require.resolve(target, { paths: [dirname(file)] }));
+    }
+    return id;
+  };
+  const core = add(require.resolve('qrcode/lib/core/qrcode'));
+  const svg = add(require.resolve('qrcode/lib/renderer/svg-tag'));
+  const definitions = modules.map((module) => `function (module, exports, require) {\n${module.source}\n}`).join(',\n');
+  return `(function () {
+var definitions = [
+${definitions}
+];
+var dependencies = ${JSON.stringify(modules.map((module) => module.deps))};
+var loaded = [];
+function load(id) {
+  if (loaded[id]) return loaded[id].exports;
+  var module = { exports: {} };
+  loaded[id] = module;
+  definitions[id](module, module.exports, function (name) { return load(dependencies[id][name]); });
+  return module.exports;
+}
+var core = load(${core});
+var svg = load(${svg});
+window.vanishQr = { svg: function (text) { return svg.render(core.create(text, { errorCorrectionLevel: 'M' }), { margin: 1 }); } };
+})();
+`;
+}
+
+export const QR_JS = bundleQrCode();
 
 export const ENVELOPE_JS = readFileSync(require.resolve('@vanish/envelope'), 'utf8');
 
@@ -205,4 +359,5 @@ export const ASSET_INTEGRITY = {
   css: integrity(APP_CSS),
   app: integrity(APP_JS),
   envelope: integrity(ENVELOPE_JS),
+  qr: integrity(QR_JS),
 } as const;

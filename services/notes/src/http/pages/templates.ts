@@ -13,8 +13,10 @@ export interface PageContext {
   theme: Theme;
   languages: ReadonlyArray<{ locale: Locale; name: string }>;
   /**
-   * The language and theme switcher (a GET form to the page itself) is offered on pages that a GET
-   * shows again; after a POST (created, revealed) it would navigate away from what was shown.
+   * The language and theme switcher is a GET form to the page itself on pages that a GET shows again
+   * (true). After a POST (created, revealed: shown once) it must not navigate away from what was shown
+   * (false): the page's script saves the choice and applies the theme in place; without script, the
+   * choice opens the create page in a new tab.
    */
   switcher: boolean;
 }
@@ -29,9 +31,9 @@ const PASSCODE_MAX = 128;
 const WEBHOOK_URL_MAX = 2048;
 
 function switcher(ctx: PageContext): Html {
-  if (!ctx.switcher) return raw('');
   const { t } = ctx;
-  return html`<form method="get" class="settings" aria-label="${t.t('settings.label')}" data-settings>
+  const inPlace = ctx.switcher ? raw('') : raw(' action="/" target="_blank" data-in-place');
+  return html`<form method="get" class="settings" aria-label="${t.t('settings.label')}" data-settings${inPlace}>
   <span><label for="settings-lang">${t.t('settings.language')}</label>
   <select id="settings-lang" name="lang">${ctx.languages.map(({ locale, name }) =>
     html`<option value="${locale}" lang="${locale}"${raw(locale === t.locale ? ' selected' : '')}>${name}</option>`)}</select></span>
@@ -39,10 +41,12 @@ function switcher(ctx: PageContext): Html {
   <select id="settings-theme" name="theme">${THEMES.map((theme) =>
     html`<option value="${theme}"${raw(theme === ctx.theme ? ' selected' : '')}>${t.t(`settings.theme.${theme}`)}</option>`)}</select></span>
   <button type="submit" class="secondary">${t.t('settings.apply')}</button>
+  ${ctx.switcher ? raw('') : html`<p class="hint" role="status" data-saved hidden>${t.t('settings.savedForNext')}</p>`}
 </form>`;
 }
 
-export function layout(ctx: PageContext, title: string, body: Html): string {
+/** `qr`: the page draws a QR code in the browser (the created page, and the create page that becomes it). */
+export function layout(ctx: PageContext, title: string, body: Html, options: { qr?: boolean } = {}): string {
   const { t } = ctx;
   return html`<!doctype html>
 <html lang="${t.locale}" dir="${t.dir}"${raw(ctx.theme === 'system' ? '' : ` data-theme="${ctx.theme}"`)}>
@@ -62,6 +66,7 @@ ${body}
 </main>
 <footer><p>${t.t('layout.footer')}</p></footer>
 <script src="/assets/envelope.js" integrity="${ASSET_INTEGRITY.envelope}" defer></script>
+${options.qr ? html`<script src="/assets/qr.js" integrity="${ASSET_INTEGRITY.qr}" defer></script>` : raw('')}
 <script src="/assets/app.js" integrity="${ASSET_INTEGRITY.app}" defer></script>
 </body>
 </html>
@@ -145,9 +150,12 @@ export function createPage(ctx: PageContext, token: string, presets: readonly Ex
     ? html`<p class="error" role="alert">${error.message}</p>` : raw('');
   return layout(ctx, t.t('create.title'), html`
 <h1>${t.t('create.heading')}</h1>
-${error ? html`<p class="error" role="alert">${t.t('create.notCreated', { reason: error.message })}${sealedInBrowser ? ` ${t.t('create.sealedNotSent')}` : ''}</p>` : raw('')}
+${error ? html`<p class="error" role="alert" id="create-error">${t.t('create.notCreated', { reason: error.message })}${sealedInBrowser ? html` <span data-sealed-not-sent data-kept="${t.t('create.keptHere')}">${t.t('create.sealedNotSent')}</span>` : raw('')}</p>` : raw('')}
 ${general}
-<form method="post" action="/" class="card" novalidate data-create data-too-long="${t.t('create.tooLong', { max: CONTENT_MAX })}">
+<p class="error" role="alert" id="create-refused" hidden></p>
+<form method="post" action="/" class="card" novalidate data-create data-too-long="${t.t('create.tooLong', { max: CONTENT_MAX })}"
+  data-refused-rate="${t.t('create.refused.rate')}" data-refused-token="${t.t('create.refused.token')}"
+  data-refused-other="${t.t('create.refused.other')}" data-refused-network="${t.t('create.refused.network')}">
   <input type="hidden" name="form_token" value="${token}">
   <label for="content">${t.t('create.content')}</label>
   <textarea id="content" name="content" maxlength="${CONTENT_MAX}" required${described(error, 'content', 'content-hint')}>${values.content ?? ''}</textarea>
@@ -159,7 +167,7 @@ ${general}
     <option value="time"${selected(values.expiry_type, 'time', 'view')}>${t.t('create.expiryType.time')}</option>
     <option value="both"${selected(values.expiry_type, 'both', 'view')}>${t.t('create.expiryType.both')}</option>
   </select>
-  <p class="hint" id="expiry-hint">${t.t('create.expiryTypeHint', { days: retentionDays })}</p>
+  <p class="hint" id="expiry-hint">${t.t('create.expiryTypeExplained')} ${t.t('create.expiryTypeHint', { days: retentionDays })}</p>
   ${errorFor(error, 'expiry_type')}
   <div class="row">
     <div id="max-views-field">
@@ -194,7 +202,7 @@ ${general}
   ${errorFor(error, 'webhook_url')}
   <p class="hint" id="sealing-hint" hidden>${t.t('create.sealingHint')}</p>
   <button type="submit">${t.t('create.submit')}</button>
-</form>`);
+</form>`, { qr: true });
 }
 
 export function destructionSummary(t: Translator, note: { expiryType: string; maxViews: number; currentViews?: number; expiresAt: Date }): string {
@@ -214,33 +222,58 @@ function copyButton(t: Translator, target: string, labelKey: string): Html {
   return html`<button type="button" class="secondary" data-copy-target="${target}" data-copied="${t.t('created.copied')}" hidden>${t.t(labelKey)}</button>`;
 }
 
-/** DECISIONS 13: the created page of a note sealed in the browser; the page's script adds the key it kept. */
+/**
+ * DECISIONS 13: the created page of a note sealed in the browser. The page's script adds the key it kept,
+ * and draws the QR code of the complete link (key included) in the browser: the server never has that link.
+ */
 function createdInBrowserPage(ctx: PageContext, note: CreatedNote): string {
   const { t } = ctx;
   return layout(ctx, t.t('created.title'), html`
-<h1>${t.t('created.heading')}</h1>
+<h1 tabindex="-1">${t.t('created.heading')}</h1>
 <section class="card" aria-labelledby="link-heading" data-sealed-link="${note.url}">
   <h2 id="link-heading">${t.t('created.share')}</h2>
   <p class="link" id="note-link" dir="ltr">${note.url}</p>
   ${copyButton(t, 'note-link', 'created.copyLink')}
   <p>${destructionSummary(t, note)}${note.hasPasscode ? ` ${t.t('created.passcodeToo')}` : ''}</p>
   <p>${t.t('created.browserEncrypted')}</p>
-  <h3>${t.t('created.keyHeading')}</h3>
-  <p class="hint">${t.t('created.keyHint')}</p>
-  <p class="link" id="note-key" dir="ltr">${t.t('created.keyPlaceholder')}</p>
-  ${copyButton(t, 'note-key', 'created.copyKey')}
   <p class="error" id="key-gone" hidden>${t.t('created.keyGone')}</p>
   <p class="hint">${t.t('created.onlyKey')}</p>
+  <figure class="qr" id="note-qr" hidden><div id="qr-code"></div><figcaption class="hint">${t.t('created.qrWithKey')}</figcaption></figure>
+</section>
+<section class="card" aria-labelledby="key-heading">
+  <h2 id="key-heading">${t.t('created.keyHeading')}</h2>
+  <p class="hint">${t.t('created.keyHint')}</p>
+  <h3 id="bare-link-heading">${t.t('created.bareLink')}</h3>
+  <p class="link" id="bare-link" dir="ltr">${note.url}</p>
+  ${copyButton(t, 'bare-link', 'created.copyBareLink')}
+  <h3 id="note-key-heading">${t.t('created.keyAlone')}</h3>
+  <p class="link" id="note-key" dir="ltr">${t.t('created.keyPlaceholder')}</p>
+  ${copyButton(t, 'note-key', 'created.copyKey')}
 </section>
 ${note.receiptUrl ? receiptSection(t, note.receiptUrl) : raw('')}
-<p><a href="/">${t.t('created.another')}</a></p>`);
+${webhookSection(t, note)}
+<p><a href="/">${t.t('created.another')}</a></p>`, { qr: true });
+}
+
+/** DECISIONS 11: the webhook's signing secret and the note's reference, shown once, however the note was sealed. */
+function webhookSection(t: Translator, note: CreatedNote): Html {
+  if (!note.webhookSecret) return raw('');
+  return html`<section class="card" aria-labelledby="webhook-heading">
+  <h2 id="webhook-heading">${t.t('created.webhookHeading')}</h2>
+  <dl class="facts">
+    <dt>${t.t('created.noteRef')}</dt><dd><code id="note-ref" dir="ltr">${note.noteRef ?? ''}</code></dd>
+    <dt>${t.t('created.webhookSecret')}</dt><dd><code id="webhook-secret" class="link" dir="ltr">${note.webhookSecret}</code></dd>
+  </dl>
+  ${copyButton(t, 'webhook-secret', 'created.copySecret')}
+  <p class="hint">${t.t('created.webhookHint')}</p>
+</section>`;
 }
 
 export function createdPage(ctx: PageContext, note: CreatedNote, qrSvg: string, clientEncrypted = false): string {
   if (clientEncrypted) return createdInBrowserPage(ctx, note);
   const { t } = ctx;
   return layout(ctx, t.t('created.title'), html`
-<h1>${t.t('created.heading')}</h1>
+<h1 tabindex="-1">${t.t('created.heading')}</h1>
 <section class="card" aria-labelledby="link-heading">
   <h2 id="link-heading">${t.t('created.share')}</h2>
   <p class="link" id="note-link" dir="ltr">${note.url}</p>
@@ -251,18 +284,15 @@ export function createdPage(ctx: PageContext, note: CreatedNote, qrSvg: string, 
   <figure class="qr">${raw(qrSvg)}<figcaption class="hint">${t.t('created.qr')}</figcaption></figure>
 </section>
 ${note.receiptUrl ? receiptSection(t, note.receiptUrl) : raw('')}
-${note.webhookSecret ? html`<section class="card" aria-labelledby="webhook-heading">
-  <h2 id="webhook-heading">${t.t('created.webhookHeading')}</h2>
-  <dl class="facts">
-    <dt>${t.t('created.noteRef')}</dt><dd><code id="note-ref" dir="ltr">${note.noteRef ?? ''}</code></dd>
-    <dt>${t.t('created.webhookSecret')}</dt><dd><code id="webhook-secret" class="link" dir="ltr">${note.webhookSecret}</code></dd>
-  </dl>
-  <p class="hint">${t.t('created.webhookHint')}</p>
-</section>` : raw('')}
+${webhookSection(t, note)}
 <p><a href="/">${t.t('created.another')}</a></p>`);
 }
 
-export function notePage(ctx: PageContext, meta: NoteMetadata, token: string, error?: string): string {
+/**
+ * `keyRefused`: the last reveal came without a matching key proof (DECISIONS 13), so nothing was claimed;
+ * the page offers the field for the key again, whatever the link's fragment held.
+ */
+export function notePage(ctx: PageContext, meta: NoteMetadata, token: string, error?: string, keyRefused = false): string {
   const { t } = ctx;
   return layout(ctx, t.t('note.title'), html`
 <h1>${t.t('note.heading')}</h1>
@@ -272,9 +302,15 @@ export function notePage(ctx: PageContext, meta: NoteMetadata, token: string, er
   ${error ? html`<p class="error" role="alert" id="reveal-error">${error}</p>` : raw('')}
   ${meta.clientEncrypted ? html`<p class="error" role="alert" id="key-missing" hidden>${t.t('note.keyMissing')}</p>
   <noscript><p class="error">${t.t('note.needsScript')}</p></noscript>` : raw('')}
-  <form method="post"${raw(meta.clientEncrypted ? ' data-client-encrypted' : '')}>
+  <form method="post"${raw(meta.clientEncrypted ? ' data-client-encrypted' : '')}${raw(keyRefused ? ' data-key-refused' : '')}>
     <input type="hidden" name="form_token" value="${token}">
-    ${meta.clientEncrypted ? html`<input type="hidden" name="key_check" value="">` : raw('')}
+    ${meta.clientEncrypted ? html`<input type="hidden" name="key_check" value="">
+    <div id="key-field" hidden>
+      <label for="note-key-input">${t.t('note.keyLabel')}</label>
+      <input id="note-key-input" type="text" autocomplete="off" autocapitalize="off" spellcheck="false" dir="ltr" aria-describedby="key-field-hint">
+      <p class="hint" id="key-field-hint">${t.t('note.keyHint')}</p>
+      <p class="error" id="key-malformed" hidden>${t.t('note.keyMalformed')}</p>
+    </div>` : raw('')}
     ${meta.hasPasscode ? html`<label for="passcode">${t.t('note.passcode')}</label>
     <input id="passcode" name="passcode" type="password" autocomplete="off" required maxlength="${PASSCODE_MAX}"${raw(error ? ' aria-describedby="reveal-error" aria-invalid="true"' : '')}>` : raw('')}
     <button type="submit">${t.t('note.show')}</button>
@@ -287,7 +323,7 @@ export function revealedPage(ctx: PageContext, content: string, currentViews: nu
   const { t } = ctx;
   const left = maxViews - currentViews;
   return layout(ctx, t.t('revealed.title'), html`
-<h1>${t.t('revealed.heading')}</h1>
+<h1 tabindex="-1">${t.t('revealed.heading')}</h1>
 <div class="card">
   ${clientEncrypted
     ? html`<pre class="content" id="note-content" dir="auto" data-envelope="${content}" data-no-key="${t.t('revealed.noKey')}" data-wrong-key="${t.t('revealed.wrongKey')}">${t.t('revealed.opening')}</pre>`
