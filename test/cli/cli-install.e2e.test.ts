@@ -168,7 +168,7 @@ describe.each(runtimes)('the CLI installed from its tarball with $name', (runtim
     const wrong = link.replace(KEY, `#${'A'.repeat(43)}`);
     const refused = await vanish(['open', wrong], '', { VANISH_PASSCODE: 'open sesame' });
     expect(refused).toMatchObject({ code: 1, stdout: '' });
-    expect(refused.stderr).toContain('This link is incomplete');
+    expect(refused.stderr).toContain('its key is missing or does not match');
     await expect(vanish(['open', link], '', { VANISH_PASSCODE: 'wrong' })).resolves.toMatchObject({ code: 1, stdout: '', stderr: expect.stringContaining('Wrong passcode') });
     expect(await currentViews(uuid)).toBe(0);
     await expect(vanish(['open', '-'], `${link}\n`, { VANISH_PASSCODE: 'open sesame' })).resolves.toEqual({ code: 0, stdout: 'behind a passcode', stderr: '' });
