@@ -162,7 +162,10 @@ describe('every line is strict JSON: the four services as separate processes', (
     };
     await start('notes', { DATABASE_URL: notesDb.url, MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey() });
     await start('stats', { DATABASE_URL: statsDb.url, AMQP_QUEUE_PREFIX: `${tag}.` });
-    await start('mailer', { DATABASE_URL: mailerDb.url, SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands` });
+    // The mailer's key is its own secret: it keeps it in a data folder of its own, as its container does. (Beside
+    // notes' keys it would be refused: keys are made only into a folder with no data at all.)
+    const mailerDataDir = path.join(dataDir, 'mailer');
+    await start('mailer', { DATA_DIR: mailerDataDir, DATABASE_URL: mailerDb.url, SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands` });
     await start('gateway', {
       NOTES_URL: `http://127.0.0.1:${ports.notes![0]}`, STATS_URL: `http://127.0.0.1:${ports.stats![0]}`, MAILER_URL: `http://127.0.0.1:${ports.mailer![0]}`,
       REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_KEY_PREFIX: `${tag}:`,
