@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { GroupCommit } from '@vanish/common';
-import { retryingDeadlocks } from '@vanish/database';
+import { retryingTransaction } from '@vanish/database';
 import type { MailKind } from '../../domain/mail-command';
 import type { BeginDeliveryInput, BeginDeliveryResult, DeliveryState, MailerStore } from '../../domain/mailer-store';
 
@@ -58,7 +58,8 @@ export class KnexMailerStore implements MailerStore {
   }
 
   private beginBatchRetryingDeadlocks(batch: readonly BeginDeliveryInput[]): Promise<BeginDeliveryResult[]> {
-    return retryingDeadlocks(() => this.knex.transaction((trx) => this.beginBatch(trx, batch)));
+    // Also a Galera certification conflict, a node without quorum or a connection lost before COMMIT.
+    return retryingTransaction(this.knex, (trx) => this.beginBatch(trx, batch));
   }
 
   /**
