@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
-import { startFaultProxy, type FaultProxy } from '@vanish/testkit/fault-proxy';
 import type { TestDatabase } from '@vanish/testkit/mariadb';
 import { freePort, waitFor } from '@vanish/testkit/net';
 import { requireBinary, startDaemon, type Daemon } from './daemons';
@@ -83,11 +82,14 @@ export interface GaleraCluster {
   /** A database on the cluster (created through the writer address, so on every node). */
   createDatabase(prefix: string): Promise<TestDatabase>;
   /**
-   * Cuts node `index` off from its peers' replication traffic (the fault proxies in front of its
-   * group-communication port and in front of the peers' ports it dials): it loses quorum on its own.
+   * Cuts node `index` off from its peers' replication traffic (Galera's gmcast.isolate: every group
+   * connection closed and refused) while HAProxy and clients still reach it: it loses quorum on its own.
+   * Not with the fault proxy: Galera advertises each node's own listening address and the peers dial it
+   * directly, so proxies in front of the group ports were bypassed (measured: with every proxy cut, the
+   * node stayed Primary/Synced).
    */
-  partition(index: number): void;
-  heal(index: number): void;
+  partition(index: number): Promise<void>;
+  heal(index: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -104,14 +106,9 @@ export interface GaleraOptions {
 }
 
 /**
- * Three MariaDB Galera nodes (Debian's mariadbd 10.11 with galera-4, state transfer by mariabackup)
- * and HAProxy in front as the single writer address, all on loopback ports of their own, data under
- * a temporary directory: never the machine's MariaDB on 3306.
- *
- * Replication traffic between node i and node j flows through a fault proxy that belongs to the
- * pair, so one node can be cut from both peers (partition) while HAProxy and the clients still
- * reach it: every node lists, as its peers' addresses, the proxies it may use, and Galera's own
- * listener is not advertised elsewhere (gmcast.listen_addr on a port only the proxies dial).
+ * Three MariaDB Galera nodes (Debian's mariadbd 10.11 with galera-4, state transfer by rsync, see
+ * SST_METHOD) and HAProxy in front as the single writer address, all on loopback ports of their own,
+ * data under a temporary directory: never the machine's MariaDB on 3306.
  */
 export async function startGaleraCluster(options: GaleraOptions = {}): Promise<GaleraCluster> {
   requireBinary('/usr/sbin/mariadbd', 'apt-get install -y mariadb-server');
@@ -124,34 +121,22 @@ export async function startGaleraCluster(options: GaleraOptions = {}): Promise<G
   const check = options.check ?? { interMs: 2000, fall: 2, rise: 2 };
   const dir = mkdtempSync(join(tmpdir(), 'vanish-galera-'));
   const daemons: Array<Daemon | undefined> = [undefined, undefined, undefined];
-  const proxies: FaultProxy[] = [];
   let haproxy: Daemon | undefined;
   const stop = async (): Promise<void> => {
     await haproxy?.kill('SIGKILL');
     for (const daemon of daemons) await daemon?.kill('SIGKILL');
-    for (const proxy of proxies) await proxy.close();
     // GALERA_KEEP=1 keeps the nodes' directories (their logs, the state transfer's) for a look after a failure.
     if (!process.env.GALERA_KEEP) rmSync(dir, { recursive: true, force: true });
   };
   try {
     const ports: NodePorts[] = [];
     for (let i = 0; i < 3; i += 1) ports.push({ client: await freePort(), gcomm: await freePort(), ist: await freePort(), sst: await freePort() });
-    // links[i][j]: the proxy node i dials to reach node j's group-communication port.
-    const links: FaultProxy[][] = [[], [], []];
-    for (let i = 0; i < 3; i += 1) {
-      for (let j = 0; j < 3; j += 1) {
-        if (i === j) continue;
-        const proxy = await startFaultProxy({ targetHost: '127.0.0.1', targetPort: ports[j]!.gcomm });
-        links[i]![j] = proxy;
-        proxies.push(proxy);
-      }
-    }
     const nodeDir = (i: number) => join(dir, `node${i + 1}`);
     const configFile = (i: number) => join(nodeDir(i), 'my.cnf');
     for (let i = 0; i < 3; i += 1) {
       mkdirSync(join(nodeDir(i), 'data'), { recursive: true });
       mkdirSync(join(nodeDir(i), 'tmp'), { recursive: true });
-      const peers = [0, 1, 2].filter((j) => j !== i).map((j) => (process.env.GALERA_DIRECT ? `127.0.0.1:${ports[j]!.gcomm}` : `127.0.0.1:${links[i]![j]!.port}`));
+      const peers = [0, 1, 2].filter((j) => j !== i).map((j) => `127.0.0.1:${ports[j]!.gcomm}`);
       const p = ports[i]!;
       writeFileSync(configFile(i), [
         '[mysqld]',
@@ -205,15 +190,20 @@ export async function startGaleraCluster(options: GaleraOptions = {}): Promise<G
           await daemons[i]?.kill('SIGKILL');
         },
         async start() {
-          await startNode(i, false);
+          await startNode(i, false, true);
         },
       };
       return node;
     }) as unknown as [GaleraNode, GaleraNode, GaleraNode];
 
-    const startNode = async (i: number, bootstrap: boolean): Promise<void> => {
+    const startNode = async (i: number, bootstrap: boolean, afterCrash = false): Promise<void> => {
+      // After a crash grastate.dat says seqno -1: what galera_recovery does under systemd, ask InnoDB for
+      // the last committed position first, so the node rejoins by IST (the writesets it missed, from the
+      // gcache) instead of a full state transfer that would pause its donor.
+      const position = afterCrash ? await recoveredPosition(configFile(i)) : undefined;
       const daemon = startDaemon(`galera-node${i + 1}`, '/usr/sbin/mariadbd', [
         `--defaults-file=${configFile(i)}`, ...(bootstrap ? ['--wsrep-new-cluster'] : []),
+        ...(position ? [`--wsrep-start-position=${position}`] : []),
       ]);
       daemons[i] = daemon;
       await waitFor(async () => {
@@ -226,6 +216,15 @@ export async function startGaleraCluster(options: GaleraOptions = {}): Promise<G
     await startNode(0, true);
     await startNode(1, false);
     await startNode(2, false);
+    // The donors too: a donor goes back to Synced only after the joiner caught up.
+    let last = '';
+    await waitFor(async () => {
+      const states = await Promise.all(nodes.map((node) => node.status()));
+      last = JSON.stringify(states);
+      return states.every((state) => state?.state === 'Synced' && state.ready === 'ON' && state.size === 3);
+    }, { timeoutMs: 120_000, intervalMs: 250, description: 'all three nodes Synced' }).catch((err: Error) => {
+      throw new Error(`${err.message}: ${last}`);
+    });
 
     const checkFile = join(dir, 'galera-check.sh');
     writeFileSync(checkFile, CHECK_SCRIPT);
@@ -247,10 +246,10 @@ export async function startGaleraCluster(options: GaleraOptions = {}): Promise<G
         return { name: f[at('svname')]!, status: f[at('status')]!, backup: f[at('bck')] === '1', sessions: Number(f[at('scur')]) };
       });
     };
-    await waitFor(async () => (await servers()).every((s) => s.status === 'UP'), { timeoutMs: 30_000, intervalMs: 200, description: 'HAProxy sees the three nodes up' })
+    await waitFor(async () => (await servers()).every((s) => s.status === 'UP'), { timeoutMs: 60_000, intervalMs: 200, description: 'HAProxy sees the three nodes up' })
       .catch(async (err: Error) => {
         const checked = await run(checkFile, ['127.0.0.1', String(writerPort), '127.0.0.1', String(ports[0]!.client)]).then(() => 'passes', (failure: Error) => `fails: ${failure.message}`);
-        throw new Error(`${err.message}: ${JSON.stringify(await servers())}; the check on node1 by hand ${checked}; haproxy said: ${haproxy?.output().slice(-2000)}`);
+        throw new Error(`${err.message}: ${JSON.stringify(await servers())}; the check on node1 by hand ${checked}; nodes ${JSON.stringify(await Promise.all(nodes.map((node) => node.status())))}; haproxy said: ${haproxy?.output().slice(-2000)}`);
       });
 
     return {
@@ -267,7 +266,7 @@ export async function startGaleraCluster(options: GaleraOptions = {}): Promise<G
           if (node && state.find((s) => s.name === node.name)?.status === 'UP') return node;
         }
         const up = state.filter((s) => s.status === 'UP');
-        const first = up.find((s) => !s.backup) ?? up.find((s) => s.backup);
+        const first = up[0];
         return first ? nodes.find((node) => node.name === first.name) : undefined;
       },
       async createDatabase(prefix) {
@@ -280,19 +279,11 @@ export async function startGaleraCluster(options: GaleraOptions = {}): Promise<G
         }
         return { name, url: `mysql://root@127.0.0.1:${writerPort}/${name}`, drop: async () => undefined }; // the whole cluster goes in stop()
       },
-      partition(index) {
-        for (let j = 0; j < 3; j += 1) {
-          if (j === index) continue;
-          links[index]![j]!.cut();
-          links[j]![index]!.cut();
-        }
+      async partition(index) {
+        await nodes[index]!.query("SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'");
       },
-      heal(index) {
-        for (let j = 0; j < 3; j += 1) {
-          if (j === index) continue;
-          links[index]![j]!.restore();
-          links[j]![index]!.restore();
-        }
+      async heal(index) {
+        await nodes[index]!.query("SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'");
       },
       stop,
     };
@@ -300,6 +291,13 @@ export async function startGaleraCluster(options: GaleraOptions = {}): Promise<G
     await stop();
     throw err;
   }
+}
+
+/** `mariadbd --wsrep-recover`: the node's last committed uuid:seqno, from InnoDB. */
+async function recoveredPosition(configFile: string): Promise<string | undefined> {
+  const { stdout, stderr } = await run('/usr/sbin/mariadbd', [`--defaults-file=${configFile}`, '--wsrep-recover'], { timeout: 120_000 })
+    .catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
+  return /WSREP: Recovered position:\s*(\S+:-?\d+)/.exec(`${stdout}\n${stderr}`)?.[1];
 }
 
 interface HaproxyConfigInput {
@@ -311,11 +309,13 @@ interface HaproxyConfigInput {
 }
 
 /**
- * The single-writer pattern: the first node takes every connection, the others are `backup` and
- * get them only when it is down; on-marked-down shutdown-sessions ends the sessions of a node the
- * check marks down (a client must not wait on a dead writer), and a stick table keeps the writer
- * where it went after a failover when the old one comes back (no second switch, and never two
- * nodes written at once by design).
+ * The single-writer pattern: a one-entry stick table sends every connection to one node (the first
+ * UP one, `balance first`, when the entry is new or its node is down) and keeps the writer where it
+ * went after a failover when the old one comes back: no second switch, and never two nodes written
+ * at once by design. (With the others `backup` instead, HAProxy sent connections back to the first
+ * node as soon as it was up again, persistence notwithstanding: measured, a second switch with its
+ * own 503s.) on-marked-down shutdown-sessions ends the sessions of a node the check marks down: a
+ * client must not wait on a dead writer.
  */
 export function haproxyConfiguration({ writerPort, statsSocket, checkFile, check, nodes }: HaproxyConfigInput): string {
   return [
@@ -332,6 +332,7 @@ export function haproxyConfiguration({ writerPort, statsSocket, checkFile, check
     '  timeout check 3s',
     'listen writer',
     `  bind 127.0.0.1:${writerPort}`,
+    '  balance first',
     '  option external-check',
     '  external-check path "/usr/bin:/bin"',
     `  external-check command ${checkFile}`,
@@ -342,7 +343,7 @@ export function haproxyConfiguration({ writerPort, statsSocket, checkFile, check
     '  retries 1',
     '  option redispatch 1',
     `  default-server inter ${check.interMs}ms fastinter ${Math.min(check.interMs, 1000)}ms fall ${check.fall} rise ${check.rise} on-marked-down shutdown-sessions observe layer4 error-limit 1 on-error mark-down`,
-    ...nodes.map((node, i) => `  server ${node.name} 127.0.0.1:${node.port} check${i === 0 ? '' : ' backup'}`),
+    ...nodes.map((node) => `  server ${node.name} 127.0.0.1:${node.port} check`),
     '',
   ].join('\n');
 }
