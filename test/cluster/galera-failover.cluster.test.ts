@@ -238,10 +238,15 @@ describe('Galera cluster behind HAProxy: the writer node killed, a reader partit
     const rejoinedMs = Date.now() - restartedAt;
     await sleep(3_000);
     const writerDeath = { killed: writer.name, movedMs, rejoinedMs, ...windowOf(killedAt, Date.now()) };
-    const afterWriter = (await cluster.writer())!;
+    let afterWriter = await cluster.writer();
+    for (let i = 0; i < 150 && !afterWriter; i += 1) {
+      await sleep(200);
+      afterWriter = await cluster.writer();
+    }
+    if (!afterWriter) throw new Error(`no writer after the restart: ${JSON.stringify(await cluster.servers())}`);
 
     // 2. A node that is not the writer is cut off from its peers (replication traffic), then healed.
-    const reader = cluster.nodes.find((node) => node.name !== afterWriter.name && node.name !== writer.name) as GaleraNode;
+    const reader = cluster.nodes.find((node) => node.name !== afterWriter!.name && node.name !== writer.name) as GaleraNode;
     const readerIndex = cluster.nodes.indexOf(reader);
     const cutAt = Date.now();
     await cluster.partition(readerIndex);
