@@ -310,12 +310,11 @@ interface HaproxyConfigInput {
 
 /**
  * The single-writer pattern: a one-entry stick table sends every connection to one node (the first
- * UP one, `balance first`, when the entry is new or its node is down) and keeps the writer where it
- * went after a failover when the old one comes back: no second switch, and never two nodes written
- * at once by design. (With the others `backup` instead, HAProxy sent connections back to the first
- * node as soon as it was up again, persistence notwithstanding: measured, a second switch with its
- * own 503s.) on-marked-down shutdown-sessions ends the sessions of a node the check marks down: a
- * client must not wait on a dead writer.
+ * UP one, `balance first`, when the entry is new or its node is down). KNOWN GAP (docs/scaling.md):
+ * the entry is not rewritten when its node dies, so the killed node, once back, gets new connections
+ * again while pooled ones stay on the node they failed over to (measured: two nodes written at once).
+ * on-marked-down shutdown-sessions ends the sessions of a node the check marks down: a client must
+ * not wait on a dead writer.
  */
 export function haproxyConfiguration({ writerPort, statsSocket, checkFile, check, nodes }: HaproxyConfigInput): string {
   return [
