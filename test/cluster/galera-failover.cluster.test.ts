@@ -62,7 +62,10 @@ describe('Galera cluster behind HAProxy: the writer node killed, a reader partit
     });
   });
 
+  let stopClients = (): void => undefined;
+
   afterAll(async () => {
+    stopClients();
     await sys?.stop();
     await cluster?.stop();
   });
@@ -220,6 +223,8 @@ describe('Galera cluster behind HAProxy: the writer node killed, a reader partit
     };
 
     const clients = Array.from({ length: CLIENTS }, (_, i) => client(i));
+    // A failure mid-run must not leave the clients looping (jest would never exit).
+    stopClients = () => { running = false; };
     await sleep(4_000);
 
     // 1. The writer node dies (SIGKILL); HAProxy moves the writer address; the node comes back and rejoins.
