@@ -1,5 +1,5 @@
 import {
-  isConnectionLost, isDatabaseUnavailable, isDeadlock, isNodeNotReady, isRetryableAbort, isSafeToRetryTransaction, retryingDeadlocks, retryingTransaction,
+  isCommitRefusedByNode, isConnectionLost, isDatabaseUnavailable, isDeadlock, isNodeNotReady, isRetryableAbort, isSafeToRetryTransaction, retryingDeadlocks, retryingTransaction,
 } from './database-errors';
 
 const deadlock = () => Object.assign(new Error('Deadlock found when trying to get lock'), { code: 'ER_LOCK_DEADLOCK', errno: 1213 });
@@ -76,6 +76,15 @@ describe('Galera failures', () => {
     expect(isRetryableAbort(lost())).toBe(false);
     // A node without quorum answers 503 once the retries are spent.
     expect(isDatabaseUnavailable(notReady())).toBe(true);
+  });
+
+  it('a COMMIT refused by a node that lost quorum (1180, "Not connected to Primary Component") is the database unavailable, never retried', () => {
+    const refused = Object.assign(new Error('COMMIT; - Got error 6 "No such device or address" during COMMIT (provider status: Not connected to Primary Component)'), { code: 'ER_ERROR_DURING_COMMIT', errno: 1180 });
+    expect(isCommitRefusedByNode(refused)).toBe(true);
+    expect(isDatabaseUnavailable(refused)).toBe(true);
+    expect(isDatabaseUnavailable(new Error('outer', { cause: { errno: 1180 } }))).toBe(true);
+    expect(isSafeToRetryTransaction(refused, true)).toBe(false);
+    expect(isCommitRefusedByNode(deadlock())).toBe(false);
   });
 
   it('a transaction is safe to run again after an abort, or a lost connection before its COMMIT, never after a COMMIT whose answer was lost', () => {

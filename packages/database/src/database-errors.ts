@@ -19,9 +19,22 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('SQLITE_IOERR'))) return true;
     if (e.fatal === true) return true;
     if (typeof e.message === 'string' && /connection (is in closed state|lost)|Can't add new command when connection is in closed state/i.test(e.message)) return true;
+    if (isCommitRefusedByNode(current)) return true;
     current = e.cause;
   }
   return false;
+}
+
+/**
+ * A COMMIT the node refused (1180 ER_ERROR_DURING_COMMIT): on Galera, a node that lost quorum
+ * refuses it with "... provider status: Not connected to Primary Component"; the writeset was not
+ * replicated, the transaction is rolled back. The database cannot take writes here now: 503. It is
+ * not taken as safe to run again (the COMMIT was sent): the caller finds out what was kept, as after
+ * a lost connection at COMMIT.
+ */
+export function isCommitRefusedByNode(err: unknown): boolean {
+  const e = err as { code?: string; errno?: number } | undefined;
+  return e?.errno === 1180 || e?.code === 'ER_ERROR_DURING_COMMIT';
 }
 
 /**

@@ -310,9 +310,12 @@ interface HaproxyConfigInput {
 
 /**
  * The single-writer pattern: a one-entry stick table sends every connection to one node (the first
- * UP one, `balance first`, when the entry is new or its node is down). KNOWN GAP (docs/scaling.md):
- * the entry is not rewritten when its node dies, so the killed node, once back, gets new connections
- * again while pooled ones stay on the node they failed over to (measured: two nodes written at once).
+ * UP one, `balance first`, when the table is empty or its node is down), and the entry is rewritten
+ * with the node a connection went to instead, so that the address stays there when the old node
+ * returns (no failback, never two nodes written at once). The table must be allowed to purge:
+ * with `nopurge` and `size 1` HAProxy (2.6) finds it full, cannot make the new entry, and keeps the
+ * old node's, which sent new connections back to the restarted node while pooled ones stayed on
+ * the one they had failed over to (measured: two nodes written at once).
  * on-marked-down shutdown-sessions ends the sessions of a node the check marks down: a client must
  * not wait on a dead writer.
  */
@@ -335,7 +338,7 @@ export function haproxyConfiguration({ writerPort, statsSocket, checkFile, check
     '  option external-check',
     '  external-check path "/usr/bin:/bin"',
     `  external-check command ${checkFile}`,
-    '  stick-table type integer size 1 nopurge',
+    '  stick-table type integer size 1',
     '  stick on int(1)',
     // A connection refused by a dead writer is tried once more, on the next node, before the checks
     // mark it down. (With observe layer4 and on-error mark-down as well, one run had no node UP after
