@@ -322,7 +322,7 @@ describe('Galera cluster behind HAProxy: the writer node killed, a reader partit
       revealedUnconfirmed, reads: answers.filter((a) => a.kind === 'read').length, reveals: answers.filter((a) => a.kind === 'reveal').length,
     })}\n`);
 
-    if (lost.length > 0 || writerDeath.other.length + readerPartition.other.length > 0) {
+    if (lost.length > 0 || twice.length + missing.length > 0 || writerDeath.other.length + readerPartition.other.length > 0) {
       const file = path.join(tmpdir(), `${sys.tag}-services.log`);
       writeFileSync(file, sys.logs());
       process.stdout.write(`${JSON.stringify({ lost: lost.slice(0, 20), lostCount: lost.length, serviceLogs: file })}\n`);
