@@ -62,6 +62,8 @@ describe('kustomize overlay prod-ha (the ha component)', () => {
   it('when rendered, then a misspelt operator field is caught (the CRD subsets are closed)', () => {
     const rabbit = find(objects, 'RabbitmqCluster', 'vanish-rabbitmq');
     expect(() => validatorFor(rabbit)({ ...rabbit, spec: { ...rabbit.spec, replica: 3 } })).toThrow(/additionalProperties/);
+    const mariadb = find(objects, 'MariaDB', 'vanish-mariadb');
+    expect(() => validatorFor(mariadb)({ ...mariadb, spec: { ...mariadb.spec, galera: { ...mariadb.spec.galera, enable: true } } })).toThrow(/additionalProperties/);
   });
 
   it('when rendered, then RabbitMQ, Redis and MariaDB run three nodes each, spread across nodes and zones, with disruption budgets of one', () => {
@@ -77,8 +79,10 @@ describe('kustomize overlay prod-ha (the ha component)', () => {
     expect([redis.spec.redis.replicas, redis.spec.sentinel.replicas]).toEqual([3, 3]);
     const mariadb = find(objects, 'MariaDB', 'vanish-mariadb');
     expect(mariadb.spec.replicas).toBe(3);
-    expect(mariadb.spec.replication).toMatchObject({ enabled: true, primary: { automaticFailover: true } });
-    expect(mariadb.spec.galera).toBeUndefined(); // one writer (docs/scaling.md)
+    // Galera written through one node, the operator's primary Service (docs/scaling.md, test/cluster/galera-failover).
+    expect(mariadb.spec.galera).toMatchObject({ enabled: true, primary: { automaticFailover: true }, sst: 'mariabackup', recovery: { enabled: true } });
+    expect(mariadb.spec.replication).toBeUndefined();
+    expect(mariadb.spec.galera.providerOptions['evs.suspect_timeout']).toMatch(/^PT\d/);
     expect(mariadb.spec.podDisruptionBudget).toEqual({ maxUnavailable: 1 });
   });
 

@@ -59,11 +59,21 @@ export interface SystemOptions {
   broker?: { url: string; queueDepths(prefix: string): Promise<Record<string, number>> };
   /** A MariaDB of the test's own for notes (test/cluster), with the database already created on it. */
   notesDatabase?: { port: number; database: TestDatabase };
+  /**
+   * One database server of the test's own for all four services (test/cluster: a Galera cluster's
+   * writer address), each on a database of its own created there; notes then use it directly, not
+   * through the notesDb proxy.
+   */
+  database?: { port: number; createDatabase(prefix: string): Promise<TestDatabase> };
+  /** Gateways beside the first one, each a process of its own with the same configuration (System.gateways). */
+  extraGateways?: number;
 }
 
 export interface System {
   readonly tag: string;
   readonly gateway: string;
+  /** Every gateway's base URL, the first one (`gateway`) included. */
+  readonly gateways: readonly string[];
   readonly adminUrl: Record<ServiceName, string>;
   readonly proxies: { notesDb: FaultProxy; redis: FaultProxy; amqp: FaultProxy };
   readonly sink: SmtpSink;
@@ -113,14 +123,17 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   await requireService('redis');
   const tag = `res_${randomBytes(4).toString('hex')}`;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'vanish-resilience-'));
+  const ownDatabase = options.database;
+  const createDatabase = (name: string) => (ownDatabase ? ownDatabase.createDatabase(name) : createTestDatabase(name));
+  const dbPort = ownDatabase?.port ?? 3306;
   const databases = {
-    notes: options.notesDatabase?.database ?? await createTestDatabase(`${tag}_notes`),
-    stats: await createTestDatabase(`${tag}_stats`),
-    mailer: await createTestDatabase(`${tag}_mailer`),
-    webhooks: await createTestDatabase(`${tag}_webhooks`),
+    notes: options.notesDatabase?.database ?? await createDatabase(`${tag}_notes`),
+    stats: await createDatabase(`${tag}_stats`),
+    mailer: await createDatabase(`${tag}_mailer`),
+    webhooks: await createDatabase(`${tag}_webhooks`),
   };
   const proxies = {
-    notesDb: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: options.notesDatabase?.port ?? 3306 }),
+    notesDb: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: options.notesDatabase?.port ?? dbPort }),
     redis: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 6379 }),
     amqp: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 5672 }),
   };
@@ -142,10 +155,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     HEARTBEAT_INTERVAL_MS: '1000',
     SHUTDOWN_GRACE_MS: '10000',
   };
-  const dbUrl = (db: TestDatabase, port = 3306) => `mysql://root@127.0.0.1:${port}/${db.name}`;
+  const dbUrl = (db: TestDatabase, port = dbPort) => `mysql://root@127.0.0.1:${port}/${db.name}`;
   const envOf: Record<ServiceName, Record<string, string | undefined>> = {
     notes: {
-      DATABASE_URL: dbUrl(databases.notes, proxies.notesDb.port), MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey(), SWEEP_INTERVAL_MS: '500',
+      DATABASE_URL: dbUrl(databases.notes, ownDatabase ? dbPort : proxies.notesDb.port), MASTER_KEYS: testKey('k1'), LOOKUP_KEY: testKey(), SWEEP_INTERVAL_MS: '500',
       ...testMailKeys().notes, ...testWebhookKeys().notes, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     },
     webhooks: {
@@ -183,12 +196,25 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     processes[service] = child;
     return child;
   };
+  const extraGateways: RunningProcess[] = [];
+  const gateways = [gateway];
   try {
     for (const service of ['notes', 'stats', 'mailer', 'webhooks', 'gateway'] as ServiceName[]) await start(service);
+    for (let i = 0; i < (options.extraGateways ?? 0); i += 1) {
+      const [port, adminPort] = [await freePort(), await freePort()];
+      extraGateways.push(await runProcess({
+        script: mainOf('gateway'),
+        env: { ...shared, PORT: String(port), ADMIN_PORT: String(adminPort), ...envOf.gateway },
+        readyUrl: `http://127.0.0.1:${adminPort}/readyz`,
+        readyTimeoutMs: 60_000,
+        stopTimeoutMs: 15_000,
+      }));
+      gateways.push(`http://127.0.0.1:${port}`);
+    }
   } catch (err) {
     // A service that would not start must not leave the ones before it running (the caller never gets
     // a System to stop): they would hold their ports and consume for the rest of the run.
-    for (const child of Object.values(processes).reverse()) await child.stop().catch(() => undefined);
+    for (const child of [...extraGateways, ...Object.values(processes)].reverse()) await child.stop().catch(() => undefined);
     throw err;
   }
 
@@ -212,7 +238,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   }
 
   const pool = {
-    notes: mysql.createPool({ uri: dbUrl(databases.notes, options.notesDatabase?.port), connectionLimit: 2 }),
+    notes: mysql.createPool({ uri: dbUrl(databases.notes, options.notesDatabase?.port ?? dbPort), connectionLimit: 2 }),
     stats: mysql.createPool({ uri: dbUrl(databases.stats), connectionLimit: 2 }),
     mailer: mysql.createPool({ uri: dbUrl(databases.mailer), connectionLimit: 2 }),
     webhooks: mysql.createPool({ uri: dbUrl(databases.webhooks), connectionLimit: 2 }),
@@ -250,7 +276,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   };
 
   const system: System = {
-    tag, gateway, proxies, sink, databases, processes, busMessages, created, unexpected5xx,
+    tag, gateway, gateways, proxies, sink, databases, processes, busMessages, created, unexpected5xx,
     allow5xx: false,
     adminUrl: Object.fromEntries((Object.keys(ports) as ServiceName[]).map((s) => [s, `http://127.0.0.1:${ports[s][1]}`])) as Record<ServiceName, string>,
     api,
@@ -302,7 +328,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       return out;
     },
     logs() {
-      return ended.join('\n') + Object.values(processes).map((p) => p.output()).join('\n');
+      return ended.join('\n') + [...Object.values(processes), ...extraGateways].map((p) => p.output()).join('\n');
     },
     serviceEnv(service) {
       return { ...shared, PORT: String(ports[service][0]), ADMIN_PORT: String(ports[service][1]), ...envOf[service] };
@@ -358,6 +384,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       // RESILIENCE_LOGS=dir keeps every service's output of this run for a look after a failure.
       for (const loop of [...loops]) await loop.stop();
       if (process.env.RESILIENCE_LOGS) writeFileSync(path.join(process.env.RESILIENCE_LOGS, `${tag}.log`), system.logs());
+      for (const extra of extraGateways) await extra.stop();
       for (const service of ['gateway', 'webhooks', 'mailer', 'stats', 'notes'] as ServiceName[]) await processes[service]?.stop();
       await tapConnection?.close().catch(() => undefined);
       for (const p of Object.values(pool)) await p.end().catch(() => undefined);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { GroupCommit } from '@vanish/common';
-import { retryingDeadlocks } from '@vanish/database';
+import { isConnectionLost, isDatabaseUnavailable, isRetryableAbort, retryingTransaction } from '@vanish/database';
 import type { MailKind } from '../../domain/mail-command';
 import type { BeginDeliveryInput, BeginDeliveryResult, DeliveryState, MailerStore } from '../../domain/mailer-store';
 
@@ -10,6 +10,9 @@ const DELIVERIES = 'mailer_deliveries';
 
 /** Most commands decided (or marked sent) in one transaction: above the largest prefetch window in use. */
 const MAX_BATCH = 200;
+
+/** How long marking sent e-mails is tried again through a database failover (HAProxy moves the writer within seconds). */
+const MARK_SENT_PERSISTENCE_MS = 15_000;
 
 interface DeliveryRow {
   command_id: string;
@@ -58,7 +61,8 @@ export class KnexMailerStore implements MailerStore {
   }
 
   private beginBatchRetryingDeadlocks(batch: readonly BeginDeliveryInput[]): Promise<BeginDeliveryResult[]> {
-    return retryingDeadlocks(() => this.knex.transaction((trx) => this.beginBatch(trx, batch)));
+    // Also a Galera certification conflict, a node without quorum or a connection lost before COMMIT.
+    return retryingTransaction(this.knex, (trx) => this.beginBatch(trx, batch));
   }
 
   /**
@@ -122,7 +126,20 @@ export class KnexMailerStore implements MailerStore {
   private async markBatchSent(batch: readonly SentMark[]): Promise<void> {
     // One time for the batch: the latest of its marks, a few milliseconds after the others at most.
     const updatedAt = Math.max(...batch.map((mark) => mark.at.getTime()));
-    await this.knex(DELIVERIES).whereIn('command_id', batch.map((mark) => mark.commandId)).update({ state: 'sent', updated_at: updatedAt });
+    // The e-mails are with the SMTP server already: a mark lost now means a second copy once the
+    // command is redelivered. The update is idempotent, so it is run again while the database is only
+    // briefly away (the writer died and the address moves, a lost connection, a node without quorum).
+    const giveUpAt = Date.now() + MARK_SENT_PERSISTENCE_MS;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.knex(DELIVERIES).whereIn('command_id', batch.map((mark) => mark.commandId)).update({ state: 'sent', updated_at: updatedAt });
+        return;
+      } catch (err) {
+        const passing = isConnectionLost(err) || isRetryableAbort(err) || isDatabaseUnavailable(err);
+        if (!passing || Date.now() >= giveUpAt) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 100 * attempt)));
+      }
+    }
   }
 
   async markFailed(commandId: string, at: Date): Promise<void> {

@@ -34,8 +34,12 @@ export async function connectionOf(knex: Knex, trx: Knex.Transaction): Promise<S
  *
  * Only where the connection was made: when the connection that would send the KILL is on another
  * server process (the database restarted, or a failover moved the writer address to a promoted
- * replica), the old connection ended with its server, and its id there now names somebody
- * else's connection, so nothing is killed ('gone with its server').
+ * replica or to another Galera node), the old connection ended with its server, and its id there
+ * now names somebody else's connection, so nothing is killed ('gone with its server'). With Galera
+ * behind HAProxy the writer address moves only when the check marks the writer down (dead, or cut
+ * off from its cluster and so unable to commit anything) and does not move back when it returns
+ * (docs/scaling.md): what the old writer committed is what the cluster ordered, which a causal read
+ * on the new writer sees (committedRows).
  */
 export async function endConnection(knex: Knex, target: ServerConnection, withinMs: number): Promise<'ended' | 'gone with its server'> {
   const giveUpAt = Date.now() + withinMs;
@@ -65,3 +69,23 @@ export async function endConnection(knex: Knex, target: ServerConnection, within
 
 /** A pooled mysql2 connection (its callback form; `promise()` wraps it). */
 type MysqlConnection = { promise(): { query(sql: string, values: unknown[]): Promise<[unknown, unknown]> } };
+
+/**
+ * Runs a SELECT as a causal read where the database is a Galera node: the node first applies every
+ * writeset the cluster had ordered when the read began (wsrep_sync_wait = 1), so a COMMIT the old
+ * writer got through before it died is seen on the new one even if that node has not applied it yet.
+ * On a MariaDB without Galera the setting changes nothing; MySQL (no SET STATEMENT, 1064) and a
+ * MariaDB built without wsrep (1193) get the plain read. On SQLite, the plain read.
+ */
+export async function committedRows<T>(knex: Knex, query: Knex.QueryBuilder): Promise<T[]> {
+  if (!isMysql(knex)) return (await query) as T[];
+  const { sql, bindings } = query.toSQL().toNative();
+  try {
+    const [rows] = (await knex.raw(`SET STATEMENT wsrep_sync_wait = 1 FOR ${sql}`, bindings as readonly Knex.RawBinding[])) as unknown as [T[], unknown];
+    return rows;
+  } catch (err) {
+    const errno = (err as { errno?: unknown }).errno;
+    if (errno !== 1064 && errno !== 1193) throw err;
+    return (await knex.raw(sql, bindings as readonly Knex.RawBinding[]) as unknown as [T[], unknown])[0];
+  }
+}

@@ -5,11 +5,11 @@ import {
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
 import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-store';
 import { PlainInsert } from './plain-insert';
-import { connectionOf, endConnection, type ServerConnection } from './commit-outcome';
+import { committedRows, connectionOf, endConnection, type ServerConnection } from './commit-outcome';
 import {
   DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, translateDatabaseError, withDatabase, type KnexStoreOptions,
 } from './database-errors';
-import { isDeadlock, retryingDeadlocks } from '@vanish/database';
+import { isDeadlock, isSafeToRetryTransaction, retryingTransaction } from '@vanish/database';
 
 interface NoteRow {
   lookup: string;
@@ -53,6 +53,8 @@ const INSERT_OUTBOX = new PlainInsert<OutboxInsertRow>('outbox', ['id', 'routing
 
 const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'expires_at', 'webhook_box'] as const;
 const TRANSACTION_ATTEMPTS = 3;
+/** Before a creation batch runs again after a refused statement or a lost connection: the writer address moving. */
+const RETRY_PAUSE_MS = 100;
 /** Between two tries to learn an unconfirmed commit's outcome while the database cannot be asked. */
 const UNCONFIRMED_COMMIT_RETRY_MS = 250;
 
@@ -196,9 +198,20 @@ export class KnexNoteStore implements NoteStore {
         if (outcome === 'abandoned') transaction.catch(() => undefined);
         if (outcome !== 'late') return;
       } catch (err) {
+        const again = attempt < TRANSACTION_ATTEMPTS && isSafeToRetryTransaction(err, commitSent);
         if (!commitSent) {
-          if (isDeadlock(err) && attempt < TRANSACTION_ATTEMPTS && !entries.some((entry) => entry.state === 'abandoned')) continue;
+          // Rolled back for sure (a deadlock, a Galera node without quorum, a connection lost before COMMIT).
+          if (again && !entries.some((entry) => entry.state === 'abandoned')) {
+            if (!isDeadlock(err)) await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS * attempt));
+            if (!entries.some((entry) => entry.state === 'abandoned')) continue;
+          }
           throw translateDatabaseError(err);
+        }
+        if (again) {
+          // A Galera certification conflict at COMMIT (1213): refused on every node, nothing kept. The
+          // creations wait for their next COMMIT again (their callers' deadlines apply until it is sent).
+          for (const entry of entries) entry.state = 'waiting';
+          continue;
         }
         // The COMMIT was sent and then the connection failed: it may have committed.
       } finally {
@@ -229,7 +242,8 @@ export class KnexNoteStore implements NoteStore {
           await withDatabase(() => endConnection(this.knex, connection!, this.timeoutMs || 5000), this.timeoutMs);
           ended = true;
         }
-        found = await withDatabase(() => this.knex('notes').whereIn('lookup', lookups).pluck('lookup'), this.timeoutMs);
+        found = (await withDatabase(() => committedRows<{ lookup: string }>(this.knex, this.knex('notes').whereIn('lookup', lookups).select('lookup')), this.timeoutMs))
+          .map((row) => row.lookup);
         break;
       } catch (err) {
         if (!(err instanceof ServiceUnavailableError) || Date.now() + UNCONFIRMED_COMMIT_RETRY_MS > giveUpAt) {
@@ -283,9 +297,11 @@ export class KnexNoteStore implements NoteStore {
   }
 
   transaction<T>(work: (tx: KnexNoteTransaction) => Promise<T>): Promise<T> {
-    // A deadlock victim rolled back whole, so running it again is safe; withDatabase translates what remains.
+    // A transaction that kept nothing (a deadlock or certification conflict, a Galera node without
+    // quorum, a connection lost before COMMIT) runs again; withDatabase translates what remains.
+    const giveUpAt = this.timeoutMs ? Date.now() + this.timeoutMs : undefined;
     return withDatabase(
-      () => retryingDeadlocks(() => this.knex.transaction((trx) => work(new KnexNoteTransaction(trx, this.clock))), TRANSACTION_ATTEMPTS),
+      () => retryingTransaction(this.knex, (trx) => work(new KnexNoteTransaction(trx, this.clock)), TRANSACTION_ATTEMPTS, { giveUpAt }),
       this.timeoutMs,
     );
   }

@@ -2,6 +2,7 @@ import { AppError, DependencyUnavailableError } from '@vanish/common';
 import type { Knex } from 'knex';
 import type { CounterDelta, Counters, CurrentState, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
 import { bucketRanges } from './bucket-ranges';
+import { retryingTransaction } from '@vanish/database';
 import { isDatabaseUnavailable, rowsOfRawSelect } from './configure-knex';
 
 const COUNTER_NAMES: Record<keyof Counters, string> = {
@@ -58,7 +59,10 @@ export class KnexStatsStore implements StatsStore {
 
   applyBatch(items: ReadonlyArray<{ eventIdDigest: string; delta: CounterDelta }>, seenAt: number): Promise<boolean[]> {
     if (items.length === 0) return Promise.resolve([]);
-    return withDatabase(() => this.knex.transaction(async (trx) => {
+    // Run again when it kept nothing (a deadlock or Galera certification conflict, a node without
+    // quorum, a connection lost before COMMIT); a lost COMMIT is left to the broker's redelivery,
+    // which the seen-events check makes count once.
+    return withDatabase(() => retryingTransaction(this.knex, async (trx) => {
       const digests = [...new Set(items.map((i) => i.eventIdDigest))];
       const seenRows: Array<{ id_digest: string }> = await trx('stats_seen_events').whereIn('id_digest', digests).select('id_digest');
       const seen = new Set(seenRows.map((r) => r.id_digest));
