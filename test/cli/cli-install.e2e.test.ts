@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { freePort, waitFor } from '@vanish/testkit/net';
-import { type RunningProcess, runProcess } from '@vanish/testkit/process';
+import { type CommandResult, type RunningProcess, runProcess, runToEnd } from '@vanish/testkit/process';
 import { CLEARED_ENV } from '../support/api-client';
 
 /*
@@ -24,7 +24,7 @@ const KEY = /#([A-Za-z0-9_-]{43})$/;
 jest.setTimeout(180_000);
 
 interface Runtime { name: string; node: string; npmCli: string }
-interface Result { code: number | null; stdout: string; stderr: string }
+type Result = CommandResult;
 
 /** npm's own variables from a surrounding `npm test` would steer the child npm (its prefix, its workspace). */
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -34,17 +34,7 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 function run(command: string, args: string[], options: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): Promise<Result> {
-  return new Promise((done, fail) => {
-    // detached: no controlling terminal, as in a script, so that no prompt can wait on the terminal running the tests.
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
-  });
+  return runToEnd(command, args, { cwd: options.cwd, env: options.env ?? cleanEnv(), stdin: options.stdin });
 }
 
 let work: string;

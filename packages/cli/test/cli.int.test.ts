@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { keyCheck, newKey, seal } from '@vanish/envelope';
+import { type CommandResult, runToEnd } from '@vanish/testkit/process';
 
 /*
  * The `vanish` command as a user runs it (a separate process), against small local HTTP servers that play a
@@ -41,20 +42,10 @@ async function fakeServer(handler: Handler): Promise<FakeServer> {
 const json = (res: ServerResponse, status: number, body: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)); };
 const html = (res: ServerResponse, status: number, body: string) => { res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body); };
 
-interface Result { code: number | null; stdout: string; stderr: string }
+type Result = CommandResult;
 
 function vanish(args: string[], stdin = '', env: Record<string, string | undefined> = {}): Promise<Result> {
-  return new Promise((done, fail) => {
-    // detached: a session of its own, without the controlling terminal of whoever runs the tests, as in a script.
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined, ...env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+  return runToEnd(process.execPath, [BIN, ...args], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined, ...env }, stdin });
 }
 
 /**

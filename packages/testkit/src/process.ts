@@ -211,3 +211,22 @@ async function waitUntilReady(
     }
   }
 }
+
+export interface CommandResult { code: number | null; stdout: string; stderr: string }
+
+/**
+ * Runs a command to its end and returns its exit code and output. Detached: a session of its own, without the
+ * controlling terminal of whoever runs the tests, as in a script, so that no prompt can wait on that terminal.
+ */
+export function runToEnd(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string } = {}): Promise<CommandResult> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? '');
+  });
+}
