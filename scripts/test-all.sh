@@ -22,11 +22,14 @@ passed=0
 failed=0
 summary=()
 
-note() { printf '\n=== %s\n' "$*"; }
+note() { printf '\n=== %s\n' "$*"; step_started=$SECONDS; }
+# Each step's wall time, so a suite that grows shows up in the summary before CI's bound does.
+step_started=$SECONDS
 record() { # name passed failed
   passed=$((passed + $2))
   failed=$((failed + $3))
-  summary+=("$(printf '%-22s %4d passed, %4d failed' "$1" "$2" "$3")")
+  summary+=("$(printf '%-22s %4d passed, %4d failed  %5d s' "$1" "$2" "$3" $((SECONDS - step_started)))")
+  step_started=$SECONDS
 }
 
 check() { # name command...
