@@ -54,7 +54,7 @@ ARG VANISH_COMMIT=unknown
 # (locales/) and OpenAPI document (openapi/) beside a built service's dist (read relative to it), and the
 # envelope, plain JavaScript that the pages serve as it is (DECISIONS 13).
 RUN npx tsc -b "services/${SERVICE}" \
- && if [ -f services/notes/dist/release/write-release-manifest.js ]; then VANISH_COMMIT="${VANISH_COMMIT}" node services/notes/dist/release/write-release-manifest.js; fi \
+ && if [ -f services/notes/dist/release/write-release-manifest.js ]; then node services/notes/dist/release/write-release-manifest.js --commit "${VANISH_COMMIT}"; fi \
  && for project in packages/* services/*; do \
       [ -d "$project/dist" ] || continue; \
       mkdir -p "/out/$project" && cp -r "$project/dist" "/out/$project/"; \

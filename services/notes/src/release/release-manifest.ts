@@ -55,9 +55,9 @@ export function repositoryVersion(file = ROOT_PACKAGE): string {
   }
 }
 
-/** VANISH_COMMIT (the Dockerfile's build argument) when set, else git's HEAD, else `unknown`. */
-export function buildCommit(env: NodeJS.ProcessEnv = process.env, cwd = dirname(ROOT_PACKAGE)): string {
-  if (env.VANISH_COMMIT && /^[0-9a-f]{7,40}(-dirty)?$/.test(env.VANISH_COMMIT)) return env.VANISH_COMMIT;
+/** `given` (the Dockerfile's VANISH_COMMIT build argument, passed as --commit) when it is a commit, else git's HEAD, else `unknown`. */
+export function buildCommit(given?: string, cwd = dirname(ROOT_PACKAGE)): string {
+  if (given && /^[0-9a-f]{7,40}(-dirty)?$/.test(given)) return given;
   try {
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() !== '';
