@@ -30,7 +30,8 @@ type Result = CommandResult;
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !/^npm_/i.test(name) && !name.startsWith('VANISH_')) env[name] = value;
-  return { ...env, ...extra };
+  // The receipts vanish create keeps go to this test's folder, never the user's config (DECISIONS 16).
+  return { ...env, ...(work ? { VANISH_CONFIG_DIR: join(work, 'config') } : {}), ...extra };
 }
 
 function run(command: string, args: string[], options: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): Promise<Result> {
