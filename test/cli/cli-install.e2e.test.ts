@@ -181,6 +181,14 @@ describe.each(runtimes)('the CLI installed from its tarball with $name', (runtim
     expect(String(delivery.headers['webhook-signature']).split(' ')).toContain(`v1,${createHmac('sha256', secret).update(signed).digest('base64')}`);
   });
 
+  it('when verify-site checks the running service with no --manifest, then the manifest packed into the tarball (the CLI\'s own version) matches it; receipts list shows the notes made here', async () => {
+    const checked = await vanish(['verify-site', base]);
+    expect(checked).toMatchObject({ code: 0, stdout: expect.stringMatching(/^OK: http:\/\/127\.0\.0\.1:\d+ serves exactly the assets of vanish \d+\.\d+\.\d+ /) });
+    const listed = await vanish(['receipts', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^ended, views used 1 of 1, /m);
+  });
+
   it('when a false server answers a link to another origin, then nothing with a key is printed; plain http:// to another host is refused', async () => {
     const liar = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
