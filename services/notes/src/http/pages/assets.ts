@@ -59,6 +59,7 @@ a.button.danger { background: var(--danger); }
 table.wallet { inline-size: 100%; border-collapse: collapse; font-size: .875rem; }
 table.wallet th, table.wallet td { text-align: start; padding: .4rem .25rem; border-block-end: 1px solid var(--border); vertical-align: top; }
 table.wallet button { margin: 0 0 .25rem; padding: .25rem .6rem; min-block-size: 2rem; }
+table.wallet a { display: inline-block; padding-block: .5rem; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; }
 `;
 
