@@ -154,6 +154,14 @@ describe('the receipt wallet in Chromium', () => {
     expect(await receiptOf(notes[2]!.receipt)).toMatchObject({ status: 'ended', end_reason: 'creator' });
     await expect(states()).resolves.toEqual(['read', 'previewed', 'ended']);
     await expect(page.locator('#wallet-rows tr').evaluateAll((rows) => rows.map((row) => row.children[2]!.textContent))).resolves.toEqual(['1 / 2', '0 / 1', '0 / 1']);
+    // Shown again, the ended receipt comes from the signed copy kept here: only the two still open are read (each
+    // read counts against the gateway's view limit).
+    const reads: string[] = [];
+    page.on('request', (request) => { if (request.url().includes('/api/receipt/')) reads.push(request.url().slice(-47, -4)); });
+    await page.reload();
+    await page.locator('#wallet[data-loaded="3"]').waitFor();
+    await expect(states()).resolves.toEqual(['read', 'previewed', 'ended']);
+    expect(reads.sort()).toEqual([notes[0]!.receipt.slice(-43), notes[1]!.receipt.slice(-43)].sort());
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: join(SCREENSHOTS, 'receipt-wallet-desktop.png'), fullPage: true });
 

@@ -86,7 +86,8 @@ async function verifySite(options, site, io) {
   // What the pages load.
   for (const page of PAGES) {
     const answer = await fetchBytes(`${origin}${page}`, origin);
-    if (answer.status !== 200) throw new Refusal(`${origin}${page} answered HTTP ${answer.status}: is this a vanish site?`);
+    if (answer.status !== 200 && page === '/') throw new Refusal(`${origin}/ answered HTTP ${answer.status}: is this a vanish site?`);
+    if (answer.status !== 200) { problems.push(`${page}: answered HTTP ${answer.status} (every release this vanish knows has that page)`); continue; }
     for (const asset of pageAssets(answer.text)) {
       if (asset.inline) { problems.push(`${page}: an inline script, which no release has`); continue; }
       let url;

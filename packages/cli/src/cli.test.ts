@@ -167,6 +167,12 @@ describe('the command line', () => {
     expect(receiptsLib.stateOf({ status: 'held', views_used: 0, timeline: [] })).toBe('held');
   });
 
+  it('when the CLI is packed, then its version is the repository\'s: the release manifest it ships is that release\'s (DECISIONS 17)', () => {
+    const cli = JSON.parse(readFileSync(resolve(__dirname, '../package.json'), 'utf8')) as { version: string; scripts: Record<string, string> };
+    expect(cli.version).toBe((JSON.parse(readFileSync(resolve(__dirname, '../../../package.json'), 'utf8')) as { version: string }).version);
+    expect(cli.scripts.prepack).toContain('scripts/write-release-manifest.js');
+  });
+
   it('when a page is read for what it loads, then scripts and stylesheets are found with their integrity, inline scripts are named', () => {
     const found = verifySiteLib.pageAssets('<link rel="stylesheet" href="/assets/app.css" integrity="sha384-a"><link rel="icon" href="data:,"><script src="/assets/app.js" integrity="sha384-b" defer></script><script>alert(1)</script>');
     expect(found).toEqual([{ path: '/assets/app.css', integrity: 'sha384-a' }, { path: '/assets/app.js', integrity: 'sha384-b' }, { inline: true }]);

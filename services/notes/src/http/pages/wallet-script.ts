@@ -1,6 +1,8 @@
 /**
  * The receipt wallet (DECISIONS 16): kept receipts live in this browser's localStorage (key
- * `vanish.receipts`, a list of `{id, kept_at}`), never on the server. The created page's "Keep this receipt"
+ * `vanish.receipts`, a list of `{id, kept_at, last}`, `last` the latest signed receipt read), never on the server.
+ * An ended receipt no longer changes: it is shown from `last` without asking again (each receipt read counts
+ * against the gateway's view limit), and a receipt that cannot be read now falls back to `last`. The created page's "Keep this receipt"
  * adds one; `/receipts` reads each one's signed JSON (the same GET a receipt link allows), shows its state,
  * ends one or all after a confirmation (through the receipt's own confirmation page and its single-use form
  * token), and exports the signed receipts as one canonical JSON file (docs/receipts.md, "The wallet's
@@ -58,14 +60,27 @@ export const WALLET_JS = `
     return previewed ? 'previewed' : 'waiting';
   };
 
-  var fetchReceipt = function (id) {
+  var fromCopy = function (entry) {
+    var last = entry.last;
+    return last && last.receipt && last.signature ? { id: entry.id, state: stateOf(last.receipt), signed: last } : { id: entry.id, state: 'unreachable' };
+  };
+  var remember = function (id, signed) {
+    try {
+      write(read().map(function (entry) { return entry.id === id ? { id: entry.id, kept_at: entry.kept_at, last: signed } : entry; }));
+    } catch (e) { /* storage full or off: shown all the same */ }
+  };
+  var fetchReceipt = function (entry, again) {
+    var id = entry.id;
+    if (!again && entry.last && entry.last.receipt && entry.last.receipt.status === 'ended') return Promise.resolve(fromCopy(entry));
     return fetch('/api/receipt/' + id + '.php', { credentials: 'same-origin', headers: { Accept: 'application/json' } }).then(function (res) {
-      if (res.status === 404) return { id: id, state: 'gone' };
-      if (!res.ok) return { id: id, state: 'unreachable' };
-      return res.json().then(function (signed) {
-        return { id: id, state: stateOf(signed.receipt), signed: { receipt: signed.receipt, signature: signed.signature } };
+      if (res.status === 404) return { id: id, state: 'gone', signed: entry.last && entry.last.receipt ? entry.last : undefined };
+      if (!res.ok) return fromCopy(entry);
+      return res.json().then(function (answer) {
+        var signed = { receipt: answer.receipt, signature: answer.signature };
+        remember(id, signed);
+        return { id: id, state: stateOf(signed.receipt), signed: signed };
       });
-    }, function () { return { id: id, state: 'unreachable' }; });
+    }, function () { return fromCopy(entry); });
   };
 
   // Ending goes through the receipt's own confirmation page: its single-use token, the same-origin POST.
@@ -89,6 +104,7 @@ export const WALLET_JS = `
     var rows = byId('wallet-rows');
     var problem = byId('wallet-problem');
     var shown = [];
+    var endable = function (item) { return Boolean(item.signed) && item.state !== 'ended' && item.state !== 'gone'; };
 
     var cell = function (row, text) { var td = document.createElement('td'); td.textContent = text; row.appendChild(td); return td; };
     var button = function (parent, text, kind, onClick) {
@@ -104,7 +120,7 @@ export const WALLET_JS = `
       rows.textContent = '';
       byId('wallet-empty').hidden = shown.length > 0;
       byId('wallet-table').hidden = shown.length === 0;
-      byId('wallet-end-all').disabled = !shown.some(function (item) { return item.signed && item.state !== 'ended'; });
+      byId('wallet-end-all').disabled = !shown.some(endable);
       byId('wallet-export').disabled = !shown.some(function (item) { return item.signed; });
       shown.forEach(function (item) {
         var row = document.createElement('tr');
@@ -121,7 +137,7 @@ export const WALLET_JS = `
         open.textContent = say('open');
         actions.appendChild(open);
         actions.appendChild(document.createElement('br'));
-        if (item.signed && item.state !== 'ended') {
+        if (endable(item)) {
           button(actions, say('end'), 'danger', function () {
             if (!window.confirm(say('confirm-end'))) return;
             endAll([item]);
@@ -136,18 +152,18 @@ export const WALLET_JS = `
       });
       root.setAttribute('data-loaded', String(shown.length));
     };
-    var load = function () {
+    var load = function (again) {
       var kept = read();
-      return Promise.all(kept.map(function (entry) { return fetchReceipt(entry.id); })).then(function (items) { shown = items; render(); });
+      return Promise.all(kept.map(function (entry) { return fetchReceipt(entry, again && again.indexOf(entry.id) >= 0); })).then(function (items) { shown = items; render(); });
     };
     var endAll = function (items) {
       problem.hidden = true;
-      var open = items.filter(function (item) { return item.signed && item.state !== 'ended'; });
+      var open = items.filter(endable);
       return open.reduce(function (done, item) {
         return done.then(function () {
           return endNote(item.id).then(function (res) { if (!res) problem.hidden = false; }, function () { problem.hidden = false; });
         });
-      }, Promise.resolve()).then(load);
+      }, Promise.resolve()).then(function () { return load(open.map(function (item) { return item.id; })); });
     };
     byId('wallet-end-all').addEventListener('click', function () {
       if (!window.confirm(say('confirm-end-all'))) return;
@@ -163,7 +179,7 @@ export const WALLET_JS = `
       link.click();
       link.remove();
     });
-    load();
+    load([]);
   };
 
   window.vanishWallet = { enhance: function () { keep(); wallet(); } };
