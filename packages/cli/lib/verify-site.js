@@ -137,7 +137,7 @@ async function verifySite(options, site, io) {
   }
   io.stdout.write(`DIFFERENT: ${origin} does not serve exactly the assets of ${name}\n`);
   for (const line of all) io.stdout.write(`  ${line}\n`);
-  throw new Refusal(`${all.length} difference${all.length === 1 ? '' : 's'} from every release this vanish knows`);
+  throw new Refusal(`${all.length} difference${all.length === 1 ? '' : 's'} from the closest release this vanish knows`);
 }
 
 function canonicalAssets(assets) {
