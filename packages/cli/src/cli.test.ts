@@ -179,7 +179,8 @@ describe('the command line', () => {
   });
 
   it('when --help is asked, then every option of both commands, the environment and the exit statuses are named', () => {
-    for (const name of ['--file', '--views', '--expires', '--type', '--ask-passcode', '--passcode-file', '--notify', '--send-link', '--webhook', '--server', '--json', '--out', '--help', '--version', 'VANISH_URL', 'VANISH_PASSCODE', 'Exit status']) {
+    for (const name of ['--file', '--views', '--expires', '--type', '--ask-passcode', '--passcode-file', '--notify', '--send-link', '--webhook', '--server', '--json', '--out', '--help', '--version', 'VANISH_URL', 'VANISH_PASSCODE', 'Exit status',
+      'vanish receipts', 'vanish verify-site', '--keys', '--manifest', 'VANISH_CONFIG_DIR']) {
       expect(main.USAGE).toContain(name);
     }
   });
