@@ -47,10 +47,14 @@ COPY tsconfig.base.json ./
 COPY packages packages
 COPY services services
 ARG SERVICE
+# The commit the release manifest names (DECISIONS 17): `--build-arg VANISH_COMMIT=$(git rev-parse HEAD)`;
+# the image has no .git, so without it the manifest says "unknown" (its asset hashes are what verify-site checks).
+ARG VANISH_COMMIT=unknown
 # /out holds what runs: the dist/ of every project tsc built for SERVICE, the message catalogues
 # (locales/) and OpenAPI document (openapi/) beside a built service's dist (read relative to it), and the
 # envelope, plain JavaScript that the pages serve as it is (DECISIONS 13).
 RUN npx tsc -b "services/${SERVICE}" \
+ && if [ -f services/notes/dist/release/write-release-manifest.js ]; then node services/notes/dist/release/write-release-manifest.js --commit "${VANISH_COMMIT}"; fi \
  && for project in packages/* services/*; do \
       [ -d "$project/dist" ] || continue; \
       mkdir -p "/out/$project" && cp -r "$project/dist" "/out/$project/"; \

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@vanish/testkit/mariadb';
@@ -107,6 +107,12 @@ describe('the four services as separate processes on MariaDB, RabbitMQ and Redis
     const [message] = await sink!.waitForMessages(1, 30_000);
     expect(message.to).toEqual(['friend@example.com']);
     expect(message.parsed.text ?? '').toContain(created.body.url);
+  });
+
+  it('when the release manifest is read through the gateway, then it is the one the build wrote (DECISIONS 17)', async () => {
+    const res = await fetch(`${gateway}/.well-known/vanish-release.json`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(readFileSync(path.join(ROOT, 'services/notes/dist/release/vanish-release.json'), 'utf8'));
   });
 
   it('when the statistics are read through the gateway, then they count the notes created', async () => {

@@ -30,7 +30,8 @@ type Result = CommandResult;
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !/^npm_/i.test(name) && !name.startsWith('VANISH_')) env[name] = value;
-  return { ...env, ...extra };
+  // The receipts vanish create keeps go to this test's folder, never the user's config (DECISIONS 16).
+  return { ...env, ...(work ? { VANISH_CONFIG_DIR: join(work, 'config') } : {}), ...extra };
 }
 
 function run(command: string, args: string[], options: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): Promise<Result> {
@@ -178,6 +179,14 @@ describe.each(runtimes)('the CLI installed from its tarball with $name', (runtim
     const secret = Buffer.from(out.webhook_secret.slice('whsec_'.length), 'base64');
     const signed = `${String(delivery.headers['webhook-id'])}.${String(delivery.headers['webhook-timestamp'])}.${delivery.body}`;
     expect(String(delivery.headers['webhook-signature']).split(' ')).toContain(`v1,${createHmac('sha256', secret).update(signed).digest('base64')}`);
+  });
+
+  it('when verify-site checks the running service with no --manifest, then the manifest packed into the tarball (the CLI\'s own version) matches it; receipts list shows the notes made here', async () => {
+    const checked = await vanish(['verify-site', base]);
+    expect(checked).toMatchObject({ code: 0, stdout: expect.stringMatching(/^OK: http:\/\/127\.0\.0\.1:\d+ serves exactly the assets of vanish \d+\.\d+\.\d+ /) });
+    const listed = await vanish(['receipts', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^ended, views used 1 of 1, /m);
   });
 
   it('when a false server answers a link to another origin, then nothing with a key is printed; plain http:// to another host is refused', async () => {

@@ -468,15 +468,32 @@ describe('the pages for people everywhere (issue 20)', () => {
         await page.fill('#passcode', 'pin');
         await page.locator('main form button[type=submit]').click();
         await page.locator('#note-content').waitFor();
+        // Made through the API, so this browser has no creator mark: the wrong-link guard comes first (DECISIONS 16).
         await page.goto(note.receipt_url);
+        await expectInLanguage(page, locale, text(locale, 'receipt.guard.heading'));
+        await audit(page, name('receipt, wrong-link guard'), locale, theme);
+        await page.getByRole('link', { name: text(locale, 'receipt.guard.creator') }).click();
         await expectInLanguage(page, locale, text(locale, 'receipt.heading'));
         await expect(page.locator('#views-used').textContent()).resolves.toBe(text(locale, 'receipt.viewsUsedValue', { used: 1, max: 2 }));
         await expect(page.locator('#timeline time').first().getAttribute('datetime')).resolves.toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z$/);
         await audit(page, name('receipt'), locale, theme);
-        await page.getByRole('button', { name: text(locale, 'receipt.endButton') }).click();
+        await page.getByRole('link', { name: text(locale, 'receipt.endButton') }).click();
+        await expectInLanguage(page, locale, text(locale, 'receipt.confirm.heading'));
+        await audit(page, name('receipt, confirm the end'), locale, theme);
+        await page.getByRole('button', { name: text(locale, 'receipt.confirm.yes') }).click();
         await page.locator('#end-reason').waitFor();
         await expect(page.locator('#end-reason').textContent()).resolves.toBe(text(locale, 'receipt.reason.creator'));
         await audit(page, name('receipt, ended'), locale, theme);
+
+        // The wallet (DECISIONS 16), with that ended receipt and a waiting one kept in this browser.
+        const waiting = await createNote({ content: 'kept', max_views: 1 });
+        await page.goto(`${base}/receipts`);
+        await page.evaluate((ids) => localStorage.setItem('vanish.receipts', JSON.stringify(ids.map((id) => ({ id, kept_at: new Date().toISOString() })))),
+          [note.receipt_url.slice(-43), waiting.receipt_url.slice(-43)]);
+        await page.reload();
+        await page.locator('#wallet[data-loaded="2"]').waitFor();
+        await expectInLanguage(page, locale, text(locale, 'wallet.heading'));
+        await audit(page, name('receipt wallet'), locale, theme);
 
         await rateLimitedPage(page);
         await expectInLanguage(page, locale, gatewayText(locale, 'error.rateLimited.title'));
@@ -496,7 +513,7 @@ describe('the pages for people everywhere (issue 20)', () => {
     const context = await contextFor(locale, 'dark', { viewport: { width: 320, height: 640 } });
     const page = await context.newPage();
     const note = await createNote({ content: 'x', expiry_type: 'both', expiry_time: 24, max_views: 3 });
-    await page.goto(note.receipt_url);
+    await page.goto(`${note.receipt_url}?as=creator`);
     await expectInLanguage(page, locale, text(locale, 'receipt.heading'));
     await expect(page.locator('#status-heading').textContent()).resolves.toBe(text(locale, 'receipt.waiting'));
     expect(await overflowing(page)).toBe(false);

@@ -67,7 +67,7 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 }
 
 describe('receipts in Chromium', () => {
-  it('when the creator presses "End this note now" on the receipt page, then the link is not found, metadata is 404, the receipt shows the end, stats count it, and a second press does nothing', async () => {
+  it('when the creator presses "End this note now" on the receipt page and confirms, then the link is not found, metadata is 404, the receipt shows the end, stats count it, and a second press does nothing', async () => {
     const context = await browser.newContext({ userAgent: DESKTOP_UA });
     const page = await context.newPage();
     await page.goto(`${base}/`);
@@ -86,10 +86,14 @@ describe('receipts in Chromium', () => {
     await page.goto(receiptLink);
     await expect(page.locator('#views-left').textContent()).resolves.toBe('3');
     await expect(page.locator('body').textContent()).resolves.not.toContain('the alarm code');
-    await page.getByRole('button', { name: 'End this note now' }).click();
+    // DECISIONS 16: "End this note now" asks first; only "Yes, end it now" ends the note.
+    await page.getByRole('link', { name: 'End this note now' }).click();
+    await expect(page.locator('h1').textContent()).resolves.toBe('End this note for good?');
+    await expect(page.locator('#views-left').count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Yes, end it now' }).click();
     await page.waitForURL(receiptLink);
     await expect(page.locator('#end-reason').textContent()).resolves.toBe('ended by you from this receipt');
-    await expect(page.getByRole('button', { name: 'End this note now' }).count()).resolves.toBe(0);
+    await expect(page.getByRole('link', { name: 'End this note now' }).count()).resolves.toBe(0);
     await expect(page.locator('#timeline li[data-event="end"]').count()).resolves.toBe(1);
 
     await page.goto(link);
@@ -107,9 +111,9 @@ describe('receipts in Chromium', () => {
     const created = await (await fetch(`${base}/api/create.php`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'twice?', max_views: 2 }) })).json() as { receipt_url: string };
     const context = await browser.newContext({ userAgent: DESKTOP_UA });
     const page = await context.newPage();
-    await page.goto(created.receipt_url);
+    await page.goto(`${created.receipt_url}?end=confirm`);
     const token = await page.locator('input[name="form_token"]').getAttribute('value');
-    await page.getByRole('button', { name: 'End this note now' }).click();
+    await page.getByRole('button', { name: 'Yes, end it now' }).click();
     await page.waitForURL(created.receipt_url);
     // Put the used token back into a copy of the form and press it again.
     const status = await page.evaluate(async ([url, used]) => {
@@ -134,7 +138,8 @@ describe('receipts in Chromium', () => {
       await page.goto(created.url);
       await page.getByRole('button', { name: 'Show the note' }).click();
       await page.locator('#note-content').waitFor();
-      await page.goto(created.receipt_url);
+      // Made through the API, so this browser has no creator mark: the creator goes past the guard.
+      await page.goto(`${created.receipt_url}?as=creator`);
       await expect(page.locator('#timeline li').allTextContents()).resolves.toEqual([
         expect.stringContaining('Note created'),
         expect.stringContaining('link preview bot'),

@@ -9,6 +9,7 @@ const { Refusal, UsageError, shown } = require('./errors');
 const { bodyText, send } = require('./http');
 const { checkedCreation, serverOrigin } = require('./links');
 const { creationPasscode } = require('./passcode');
+const { keepReceipt, receiptsFile } = require('./receipts');
 
 const CONTENT_MAX_CODE_POINTS = 10000;
 const DEFAULT_SERVER = 'http://localhost:8080';
@@ -104,6 +105,14 @@ async function create(options, io) {
   }
   const checked = checkedCreation(answer, origin);
   const link = `${checked.url}#${key}`;
+  // DECISIONS 16: the CLI's receipt wallet (vanish receipts list/export). Keeping it never fails the note.
+  if (checked.receiptUrl) {
+    try {
+      keepReceipt(io.env, checked.receiptUrl, new Date());
+    } catch (err) {
+      io.stderr.write(`vanish: the receipt was not kept in ${receiptsFile(io.env)} (${err.code ?? err.message}): keep its link yourself\n`);
+    }
+  }
   if (options.json) {
     const receipt = checked.receiptUrl ? { receipt_url: checked.receiptUrl } : {};
     io.stdout.write(`${JSON.stringify({ ...answer, url: checked.url, ...receipt, link, key })}\n`);

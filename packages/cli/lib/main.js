@@ -5,9 +5,13 @@ const { Refusal, UsageError } = require('./errors');
 const { VERSION } = require('./http');
 const { open } = require('./open');
 const { ARGV_REFUSAL } = require('./passcode');
+const { receipts } = require('./receipts');
+const { verifySite } = require('./verify-site');
 
 const USAGE = `Usage: vanish create [options] [< file]
        vanish open [options] LINK        (or: vanish open - < file-with-the-link)
+       vanish receipts list | export --out FILE | verify FILE --keys KEYS | checkin
+       vanish verify-site [--manifest FILE]... URL
 
 vanish create seals a note on this machine and prints its link; the key is the part after #, which the
 server never receives. It also prints the receipt link (on stderr): keep it, do not share it.
@@ -27,14 +31,31 @@ create options:
       --server URL         the vanish server (default: $VANISH_URL, else ${DEFAULT_SERVER})
       --json               print every field of the server's answer, the full link and the key as JSON
 
+vanish receipts: create keeps each receipt link in RECEIPTS_FILE (mode 600; see below). "list" shows each
+note's state from its signed receipt (waiting, previewed by a bot, read, ended), "export --out FILE" writes them
+as one file of signed receipts, "verify FILE --keys KEYS" checks such a file offline against a key set you saved
+(/.well-known/vanish-receipt-keys.json), "checkin" tells a dead-man's switch you are still here.
+vanish verify-site fetches a vanish site's pages and every script and stylesheet, and says whether they are
+exactly those of a release this vanish knows (the one it was packed with, or --manifest FILE), naming each
+file that differs.
+
 open options:
   -o, --out PATH           write the text to PATH (a new file, mode 600) instead of standard output
       --passcode-file PATH read the note's passcode from PATH (asked on the terminal otherwise)
 
+receipts options:
+  -o, --out PATH           export: the file to write (a new file, mode 600)
+      --keys PATH          verify: the receipt key set you saved from the service you trust
+
+verify-site options:
+      --manifest PATH      a release manifest (vanish-release.json) you trust; may be given more than once
+
   -h, --help               this text
       --version            the client's version
 
-Environment: VANISH_URL (the server for create), VANISH_PASSCODE (a passcode, for create and open).
+Environment: VANISH_URL (the server for create), VANISH_PASSCODE (a passcode, for create and open),
+VANISH_CONFIG_DIR (where RECEIPTS_FILE lives: default $XDG_CONFIG_HOME/vanish or ~/.config/vanish; macOS
+~/Library/Application Support/vanish; Windows %APPDATA%\\vanish), RECEIPTS_FILE = that folder's receipts.json.
 Passcodes are never taken on the command line (ps shows it to every user): --passcode is refused.
 Plain http:// is refused except to localhost, 127.0.0.1 and [::1].
 A link given as an argument shows in ps too: on a shared machine, use "vanish open -" and give it on stdin.
@@ -54,12 +75,16 @@ const OPTIONS = {
   server: { type: 'string' },
   json: { type: 'boolean' },
   out: { type: 'string', short: 'o' },
+  keys: { type: 'string' },
+  manifest: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 };
 const COMMAND_OPTIONS = {
   create: ['file', 'views', 'expires', 'type', 'ask-passcode', 'passcode-file', 'notify', 'send-link', 'webhook', 'server', 'json'],
   open: ['out', 'passcode-file'],
+  receipts: ['out', 'keys'],
+  'verify-site': ['manifest'],
 };
 
 /** The command, its options and its arguments; a UsageError for anything else. */
@@ -77,13 +102,15 @@ function parseCommandLine(argv) {
   const [command, ...rest] = positionals;
   if (values.version) return { command: 'version' };
   if (values.help || command === undefined) return { command: 'help' };
-  if (!(command in COMMAND_OPTIONS)) throw new UsageError(`unknown command "${command}" (the commands are create and open)`);
+  if (!(command in COMMAND_OPTIONS)) throw new UsageError(`unknown command "${command}" (the commands are create, open, receipts and verify-site)`);
   for (const name of Object.keys(values)) {
     if (!COMMAND_OPTIONS[command].includes(name)) throw new UsageError(`--${name} is not an option of vanish ${command}`);
   }
   if (command === 'create' && rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}" (the note comes from standard input or --file)`);
   if (command === 'open' && rest.length > 1) throw new UsageError(`unexpected argument "${rest[1]}" (vanish open takes one link)`);
-  return { command, options: values, link: rest[0] };
+  if (command === 'verify-site' && rest.length !== 1) throw new UsageError('vanish verify-site takes one address, such as https://vanish.example');
+  if (command === 'receipts' && rest.length === 0) throw new UsageError('vanish receipts needs a command: list, export, verify or checkin');
+  return { command, options: values, link: rest[0], args: rest };
 }
 
 /** Runs one command line; resolves with the exit status. `io` is { stdin, stdout, stderr, env }. */
@@ -93,6 +120,8 @@ async function run(argv, io) {
     if (line.command === 'version') io.stdout.write(`${VERSION}\n`);
     else if (line.command === 'help') io.stdout.write(`${USAGE}\n`);
     else if (line.command === 'create') await create(line.options, io);
+    else if (line.command === 'receipts') await receipts(line.args[0], line.options, line.args.slice(1), io);
+    else if (line.command === 'verify-site') await verifySite(line.options, line.link, io);
     else await open(line.options, line.link, io);
     return 0;
   } catch (err) {

@@ -14,7 +14,7 @@ const links = require('../lib/links') as {
   checkedCreation(answer: Record<string, unknown>, origin: string): { uuid: string; url: string; receiptUrl: string | null };
   noteLink(text: string): { origin: string; uuid: string; key: string | null };
 };
-const main = require('../lib/main') as { parseCommandLine(argv: string[]): { command: string; options?: Record<string, unknown>; link?: string }; USAGE: string };
+const main = require('../lib/main') as { parseCommandLine(argv: string[]): { command: string; options?: Record<string, unknown>; link?: string; args?: string[] }; USAGE: string };
 const passcodes = require('../lib/passcode') as {
   passcodeFromFile(path: string): string;
   creationPasscode(o: { file?: string; ask: boolean; env: Record<string, string | undefined> }): Promise<string | null>;
@@ -26,6 +26,8 @@ const page = require('../lib/page') as {
   pageError(html: string): string | null;
 };
 const { forTerminal } = require('../lib/open') as { forTerminal(text: string): { safe: string; changed: boolean } };
+const receiptsLib = require('../lib/receipts') as { receiptsFile(env: Record<string, string>): string; stateOf(receipt: Record<string, unknown>): string };
+const verifySiteLib = require('../lib/verify-site') as { pageAssets(html: string): Array<Record<string, unknown>> };
 
 const ROOT = resolve(__dirname, '../../..');
 const UUID = '9b2d3f0a-1c2e-4d5f-8a9b-0c1d2e3f4a5b';
@@ -143,8 +145,42 @@ describe('the command line', () => {
     usage(() => main.parseCommandLine(['create', '--nope']));
   });
 
+  it('when receipts and verify-site are given their options, then they are read; a missing subcommand or address is a usage error (issue 36)', () => {
+    expect(main.parseCommandLine(['receipts', 'export', '--out', 'r.json'])).toMatchObject({ command: 'receipts', args: ['export'], options: { out: 'r.json' } });
+    expect(main.parseCommandLine(['receipts', 'verify', 'r.json', '--keys', 'k.json'])).toMatchObject({ command: 'receipts', args: ['verify', 'r.json'], options: { keys: 'k.json' } });
+    expect(main.parseCommandLine(['verify-site', '--manifest', 'a.json', '--manifest', 'b.json', 'https://v.example'])).toMatchObject({ command: 'verify-site', link: 'https://v.example', options: { manifest: ['a.json', 'b.json'] } });
+    usage(() => main.parseCommandLine(['receipts']));
+    usage(() => main.parseCommandLine(['verify-site']));
+    usage(() => main.parseCommandLine(['verify-site', 'a', 'b']));
+    usage(() => main.parseCommandLine(['verify-site', 'https://v.example', '--out', 'x']));
+    usage(() => main.parseCommandLine(['create', '--manifest', 'x']));
+  });
+
+  it('when the receipts file\'s place is asked, then it is VANISH_CONFIG_DIR, else XDG_CONFIG_HOME/vanish, else ~/.config/vanish (Linux)', () => {
+    expect(receiptsLib.receiptsFile({ VANISH_CONFIG_DIR: '/c' })).toBe('/c/receipts.json');
+    if (process.platform === 'linux') {
+      expect(receiptsLib.receiptsFile({ XDG_CONFIG_HOME: '/x', HOME: '/h' })).toBe('/x/vanish/receipts.json');
+      expect(receiptsLib.receiptsFile({ HOME: '/h' })).toBe('/h/.config/vanish/receipts.json');
+    }
+    expect(receiptsLib.stateOf({ status: 'active', views_used: 0, timeline: [{ event: 'page_fetch', client: 'link_preview_bot' }] })).toBe('previewed by a bot');
+    expect(receiptsLib.stateOf({ status: 'active', views_used: 1, timeline: [] })).toBe('read');
+    expect(receiptsLib.stateOf({ status: 'held', views_used: 0, timeline: [] })).toBe('held');
+  });
+
+  it('when the CLI is packed, then its version is the repository\'s: the release manifest it ships is that release\'s (DECISIONS 17)', () => {
+    const cli = JSON.parse(readFileSync(resolve(__dirname, '../package.json'), 'utf8')) as { version: string; scripts: Record<string, string> };
+    expect(cli.version).toBe((JSON.parse(readFileSync(resolve(__dirname, '../../../package.json'), 'utf8')) as { version: string }).version);
+    expect(cli.scripts.prepack).toContain('scripts/write-release-manifest.js');
+  });
+
+  it('when a page is read for what it loads, then scripts and stylesheets are found with their integrity, inline scripts are named', () => {
+    const found = verifySiteLib.pageAssets('<link rel="stylesheet" href="/assets/app.css" integrity="sha384-a"><link rel="icon" href="data:,"><script src="/assets/app.js" integrity="sha384-b" defer></script><script>alert(1)</script>');
+    expect(found).toEqual([{ path: '/assets/app.css', integrity: 'sha384-a' }, { path: '/assets/app.js', integrity: 'sha384-b' }, { inline: true }]);
+  });
+
   it('when --help is asked, then every option of both commands, the environment and the exit statuses are named', () => {
-    for (const name of ['--file', '--views', '--expires', '--type', '--ask-passcode', '--passcode-file', '--notify', '--send-link', '--webhook', '--server', '--json', '--out', '--help', '--version', 'VANISH_URL', 'VANISH_PASSCODE', 'Exit status']) {
+    for (const name of ['--file', '--views', '--expires', '--type', '--ask-passcode', '--passcode-file', '--notify', '--send-link', '--webhook', '--server', '--json', '--out', '--help', '--version', 'VANISH_URL', 'VANISH_PASSCODE', 'Exit status',
+      'vanish receipts', 'vanish verify-site', '--keys', '--manifest', 'VANISH_CONFIG_DIR']) {
       expect(main.USAGE).toContain(name);
     }
   });

@@ -45,7 +45,8 @@ const html = (res: ServerResponse, status: number, body: string) => { res.writeH
 type Result = CommandResult;
 
 function vanish(args: string[], stdin = '', env: Record<string, string | undefined> = {}): Promise<Result> {
-  return runToEnd(process.execPath, [BIN, ...args], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined, ...env }, stdin });
+  // The receipts vanish create keeps go to this test's folder, never the user's config (DECISIONS 16).
+  return runToEnd(process.execPath, [BIN, ...args], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined, VANISH_CONFIG_DIR: join(dir, 'config'), ...env }, stdin });
 }
 
 /**
@@ -55,7 +56,7 @@ function vanish(args: string[], stdin = '', env: Record<string, string | undefin
 function vanishOnTerminal(args: string[], answers: Array<{ after: string; type: string }>, env: Record<string, string> = {}): Promise<{ code: number | null; screen: string }> {
   const quoted = [process.execPath, BIN, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
   return new Promise((done, fail) => {
-    const child = spawn('script', ['-qefc', quoted, '/dev/null'], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qefc', quoted, '/dev/null'], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined, VANISH_CONFIG_DIR: join(dir, 'config'), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let screen = '';
     const pending = [...answers];
     let from = 0;

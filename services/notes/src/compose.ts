@@ -33,6 +33,8 @@ import { KnexReceiptStore } from './adapters/db/knex-receipt-store';
 import { ReceiptIds } from './receipts/receipt-ids';
 import { ReceiptPurger } from './receipts/receipt-purger';
 import { createReceiptApiRoutes, createReceiptPageRoutes } from './receipts/receipt-routes';
+import { loadReleaseManifest } from './release/release-manifest';
+import { createReleaseRoutes } from './release/release-routes';
 import { ReceiptService } from './receipts/receipt-service';
 import { ReceiptSigner } from './receipts/receipt-signer';
 
@@ -127,7 +129,10 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     resolveHost: overrides.resolveHost ?? resolveAllAddresses,
   });
   if (!webhooks) logger.warn('WEBHOOK_PUBLIC_KEYS is not set: webhooks are off and a webhook_url is refused (DECISIONS 11)');
+  // DECISIONS 17: the manifest the build wrote; its digest goes into each reveal's receipt row.
+  const release = loadReleaseManifest();
   const notes = new NoteService({
+    releaseDigest: release.digest,
     store,
     crypto,
     mailSealer: config.mailSealing.kind === 'to-mailer'
@@ -181,6 +186,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   };
   app.use('/api/receipt', createReceiptApiRoutes(receiptRoutes));
   app.use('/api', createApiRoutes({ notes, logger, outages, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
+  app.use(createReleaseRoutes(release.text));
   app.use(createReceiptPageRoutes(receiptRoutes));
   app.use(createPageRoutes({
     notes,

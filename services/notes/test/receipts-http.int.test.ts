@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { silentLogger } from '@vanish/common';
 import { createNotesService, loadNotesConfig, type NotesService } from '../src';
 import { verifySignedReceipt } from '../src/receipts/receipt-signer';
+import { loadReleaseManifest, releaseDigest } from '../src/release/release-manifest';
 import { postJson, send } from './support/api-client';
 
 /** Receipts over HTTP (DECISIONS 12) on the real notes service and SQLite. */
@@ -54,8 +55,13 @@ describe('receipts over HTTP', () => {
     expect((await send(base, 'GET', `/${note.uuid}`, { headers: { 'user-agent': SLACK_PREVIEW } })).status).toBe(200);
     expect((await send(base, 'HEAD', `/${note.uuid}`, { headers: { 'user-agent': SLACK_PREVIEW } })).status).toBe(200);
 
-    // The receipt page and its JSON show nothing of the note and use no view.
-    const page = await send(base, 'GET', note.receiptPath);
+    // The receipt page and its JSON show nothing of the note and use no view. Without the creator mark the
+    // page is first the wrong-link guard (DECISIONS 16); the creator goes on with ?as=creator.
+    const guard = await send(base, 'GET', note.receiptPath);
+    expect(guard.status).toBe(200);
+    expect(guard.text).toContain('This is a receipt link, not a note');
+    expect(guard.text).not.toMatch(/form_token|End this note now|link preview bot/);
+    const page = await send(base, 'GET', `${note.receiptPath}?as=creator`);
     expect(page.status).toBe(200);
     expect(page.text).not.toContain('the secret text');
     expect(page.text).toContain('link preview bot');
@@ -75,6 +81,12 @@ describe('receipts over HTTP', () => {
     expect(answer.json.receipt).toMatchObject({ status: 'ended', end_reason: 'views', views_used: 1, views_left: 0 });
     expect(answer.json.receipt.timeline.map((entry: { event: string; client?: string }) => `${entry.event}${entry.client ? `:${entry.client}` : ''}`))
       .toEqual(['created', 'page_fetch:link_preview_bot', 'page_fetch:link_preview_bot', 'page_fetch:browser', 'reveal', 'end']);
+    // DECISIONS 17: the reveal names the release manifest served then, the bytes at /.well-known/vanish-release.json.
+    const release = await send(base, 'GET', '/.well-known/vanish-release.json', { unchecked: true });
+    expect(release.status).toBe(200);
+    expect(release.text).toBe(loadReleaseManifest().text);
+    expect(answer.json.receipt.timeline[4]).toEqual({ at: expect.any(String), event: 'reveal', release_digest: releaseDigest(release.text) });
+    expect(release.json.assets['/assets/app.js']).toMatch(/^sha384-/);
     expect(answer.text).not.toContain(note.uuid);
     expect(answer.text).not.toContain('the secret text');
 
@@ -109,7 +121,9 @@ describe('receipts over HTTP', () => {
 
   it('when the creator ends the note from the receipt page, then the link is not found, metadata is 404, the receipt shows the end, and the form cannot be used twice', async () => {
     const note = await create({ content: 'end me', max_views: 3 });
-    const token = tokenOf((await send(base, 'GET', note.receiptPath)).text);
+    // Ending asks first (DECISIONS 16): the receipt page has no token, only the confirmation page does.
+    expect((await send(base, 'GET', `${note.receiptPath}?as=creator`)).text).not.toContain('form_token');
+    const token = tokenOf((await send(base, 'GET', `${note.receiptPath}?end=confirm`)).text);
     // Another site's form is refused even with a valid token.
     expect((await send(base, 'POST', note.receiptPath, { headers: { ...FORM, origin: 'https://evil.example' }, body: `form_token=${encodeURIComponent(token)}` })).status).toBe(403);
     const ended = await send(base, 'POST', note.receiptPath, { headers: { ...FORM, 'sec-fetch-site': 'same-origin' }, body: `form_token=${encodeURIComponent(token)}` });
@@ -119,6 +133,7 @@ describe('receipts over HTTP', () => {
     expect((await send(base, 'GET', `/api/view/${note.uuid}.php`)).status).toBe(404);
     const again = await send(base, 'POST', note.receiptPath, { headers: FORM, body: `form_token=${encodeURIComponent(token)}` });
     expect(again.status).toBe(403);
+    // An ended note has nothing left to guard: its receipt shows at once.
     const page = await send(base, 'GET', note.receiptPath);
     expect(page.text).toContain('ended by you from this receipt');
     expect(page.text).not.toContain('End this note now');
@@ -126,5 +141,18 @@ describe('receipts over HTTP', () => {
     expect(receipt).toMatchObject({ status: 'ended', end_reason: 'creator' });
     const events = await service.knex('outbox').select('body');
     expect(events.map((row: { body: string }) => JSON.parse(row.body)).filter((e: { event: string; data: { reason?: string } }) => e.event === 'note.destroyed' && e.data.reason === 'creator')).toHaveLength(1);
+  });
+
+  it('when the created page makes a note, then it marks this browser for that receipt only (DECISIONS 16): the marked request sees the receipt, an unmarked one the guard', async () => {
+    const form = await send(base, 'GET', '/');
+    const created = await send(base, 'POST', '/', { headers: { ...FORM, 'sec-fetch-site': 'same-origin' }, body: `form_token=${encodeURIComponent(tokenOf(form.text))}&content=marked&expiry_type=view&max_views=1` });
+    expect(created.status).toBe(200);
+    const receiptPath = /\/r\/[A-Za-z0-9_-]{43}/.exec(created.text)![0];
+    const cookie = created.headers['set-cookie'];
+    expect(cookie).toMatch(new RegExp(`^vanish_creator=1; Max-Age=\\d+; Path=${receiptPath}; Expires=[^;]+; HttpOnly; SameSite=Lax$`));
+    const marked = await send(base, 'GET', receiptPath, { headers: { cookie: 'vanish_creator=1' } });
+    expect(marked.text).toContain('Receipt of your note');
+    expect(marked.text).toContain(`href="${receiptPath}?end=confirm"`);
+    expect((await send(base, 'GET', receiptPath)).text).toContain('This is a receipt link, not a note');
   });
 });

@@ -16,6 +16,9 @@ describe('matchRoute', () => {
     [`/api/receipt/${'R'.repeat(43)}.php`, '/api/receipt/:id.php', 'notes', { GET: 'view', HEAD: 'view' }],
     [`/r/${'R'.repeat(43)}`, '/r/:id', 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }],
     ['/.well-known/vanish-receipt-keys.json', '/.well-known/vanish-receipt-keys.json', 'notes', { GET: undefined, HEAD: undefined }],
+    // DECISIONS 16 and 17: the receipt wallet's page and the release manifest are not limited.
+    ['/receipts', '/receipts', 'notes', { GET: undefined, HEAD: undefined }],
+    ['/.well-known/vanish-release.json', '/.well-known/vanish-release.json', 'notes', { GET: undefined, HEAD: undefined }],
   ])('when the path is %s, then the route is %s on %s with its limits', (path, template, upstream, methods) => {
     const match = matchRoute(path);
     expect(match.found).toBe(true);

@@ -47,6 +47,10 @@ export const ROUTES: readonly GatewayRoute[] = [
   route('/assets/*', 'page', /^\/assets\/[^?#]+$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/favicon.ico', 'page', /^\/favicon\.ico$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/.well-known/vanish-receipt-keys.json', 'page', /^\/\.well-known\/vanish-receipt-keys\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
+  // DECISIONS 17: the release manifest, the same for everyone. DECISIONS 16: the receipt wallet's page (the
+  // receipts themselves stay in the browser; reading each one is a /api/receipt read, limited as a view).
+  route('/.well-known/vanish-release.json', 'page', /^\/\.well-known\/vanish-release\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
+  route('/receipts', 'page', /^\/receipts$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/r/:id', 'page', /^\/r\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
   route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
   route('/:uuid', 'page', /^\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseStrictJson } from '@vanish/common';
-import { verifySignedReceipt } from '../receipts/receipt-signer';
+import { canonicalJson, verifySignedReceipt } from '../receipts/receipt-signer';
 
 export const VERIFY_RECEIPT_USAGE = [
   'usage: npm run verify-receipt -- receipt.json --keys vanish-receipt-keys.json',
@@ -18,6 +18,14 @@ const MAX_KEY_SET_BYTES = 64 * 1024;
 export type FetchText = (url: string) => Promise<string>;
 
 class UsageError extends Error {}
+
+interface ReceiptsExport {
+  format: string;
+  receipts?: unknown;
+}
+
+/** The receipt wallet's export (DECISIONS 16): canonical JSON of `{format, receipts: [{receipt, signature}…]}`. */
+export const RECEIPTS_EXPORT_FORMAT = 'vanish-receipts/1';
 
 interface SavedReceipt {
   receipt?: { issuer?: unknown; status?: unknown; end_reason?: unknown; views_used?: unknown; max_views?: unknown; issued_at?: unknown };
@@ -44,10 +52,12 @@ export async function verifyReceiptCommand(args: readonly string[], out: (line: 
     return 2;
   }
   let saved: SavedReceipt;
+  let text: string;
   let keys: { keys: Array<Record<string, string>> };
   let source: string;
   try {
-    saved = readStrict(readFileSync(file, 'utf8'), file) as SavedReceipt;
+    text = readFileSync(file, 'utf8');
+    saved = readStrict(text, file) as SavedReceipt;
     if (keysFile !== undefined) {
       keys = readStrict(readFileSync(keysFile, 'utf8'), keysFile) as typeof keys;
       source = `the key set in ${keysFile}`;
@@ -60,6 +70,11 @@ export async function verifyReceiptCommand(args: readonly string[], out: (line: 
   } catch (err) {
     out(`cannot read input: ${(err as Error).message}`);
     return 2;
+  }
+  if ((saved as { format?: unknown }).format === RECEIPTS_EXPORT_FORMAT) {
+    const checked = verifyReceiptsExport(text, keys, source, issuer, keysFile !== undefined);
+    for (const line of checked.lines) out(line);
+    return checked.valid ? 0 : 1;
   }
   const named = saved.receipt?.issuer;
   if (issuer !== undefined && (typeof named !== 'string' || named.replace(/\/+$/, '') !== issuer)) {
@@ -76,6 +91,48 @@ export async function verifyReceiptCommand(args: readonly string[], out: (line: 
   if (keysFile !== undefined) out(`the receipt names the issuer ${String(r.issuer)}; it is only as true as that key set is theirs`);
   out(`note ${r.status === 'ended' ? `ended (${String(r.end_reason)})` : 'still active'}; views used ${String(r.views_used)} of ${String(r.max_views)}`);
   return 0;
+}
+
+/**
+ * An export of several signed receipts (the wallet's, `vanish receipts export`). Every byte of it is checked:
+ * the file must be exactly the canonical JSON of what it holds (so no byte can change without changing a
+ * value or breaking the form), it holds the format and the receipts and nothing else, each signature names
+ * exactly the key and algorithm of its JWS, and each receipt verifies. One failure fails the file.
+ */
+export function verifyReceiptsExport(text: string, keys: { keys: Array<Record<string, string>> }, source: string, issuer?: string, fromFile = true): { valid: boolean; lines: string[] } {
+  const invalid = (reason: string) => ({ valid: false, lines: [`INVALID: ${reason}`] });
+  let saved: ReceiptsExport;
+  try {
+    saved = parseStrictJson(text) as ReceiptsExport;
+  } catch {
+    return invalid('the export is not strict JSON (a byte was changed, added or removed)');
+  }
+  if (typeof saved !== 'object' || saved === null || saved.format !== RECEIPTS_EXPORT_FORMAT || Object.keys(saved).length !== 2 || !Array.isArray(saved.receipts) || saved.receipts.length === 0) {
+    return invalid(`not a ${RECEIPTS_EXPORT_FORMAT} export with at least one receipt`);
+  }
+  if (text !== canonicalJson(saved)) return invalid('the export is not exactly as written (a byte was changed, added or removed)');
+  const receipts = saved.receipts as Array<SavedReceipt & { signature?: Record<string, unknown> }>;
+  for (const [index, entry] of receipts.entries()) {
+    const named = entry?.receipt?.issuer;
+    if (issuer !== undefined && (typeof named !== 'string' || named.replace(/\/+$/, '') !== issuer)) {
+      return invalid(`receipt ${index + 1} names the issuer ${JSON.stringify(named)}, not ${issuer}`);
+    }
+    if (typeof entry !== 'object' || entry === null || Object.keys(entry).sort().join(',') !== 'receipt,signature') {
+      return invalid(`receipt ${index + 1} holds more or less than a receipt and its signature`);
+    }
+    const result = verifySignedReceipt(entry, keys);
+    if (!result.valid) return invalid(`receipt ${index + 1}: ${result.reason}`);
+    const signature = entry.signature!;
+    if (Object.keys(signature).sort().join(',') !== 'alg,jws,kid' || signature.alg !== 'EdDSA' || signature.kid !== result.kid) {
+      return invalid(`receipt ${index + 1}: its signature's alg or kid is not the one its JWS was made with`);
+    }
+  }
+  const lines = [`VALID: ${receipts.length} receipt${receipts.length === 1 ? '' : 's'}, each signed by a key of ${source}`];
+  if (fromFile) lines.push('the receipts name their issuer; they are only as true as that key set is theirs');
+  for (const [index, { receipt: r }] of receipts.entries()) {
+    lines.push(`${index + 1}. ${String(r!.issuer)} note ${String((r as { note_ref?: unknown }).note_ref)}: ${r!.status === 'ended' ? `ended (${String(r!.end_reason)})` : String(r!.status)}; views used ${String(r!.views_used)} of ${String(r!.max_views)}; issued ${String(r!.issued_at)} UTC`);
+  }
+  return { valid: true, lines };
 }
 
 function parseCommandLine(args: readonly string[]): { file: string; keysFile?: string; issuer?: string } {

@@ -39,6 +39,8 @@ export interface NoteServiceOptions {
   receiptIds?: ReceiptIds;
   /** DECISIONS 11: webhook registration and the sealed webhook part of events; unset: webhook_url is refused. */
   webhooks?: NoteWebhooks;
+  /** DECISIONS 17: the digest of the release manifest this service serves, recorded with each reveal. */
+  releaseDigest?: string;
 }
 
 /**
@@ -56,6 +58,7 @@ export class NoteService implements NotesApi {
   private readonly events: NoteEventsObserver | undefined;
   private readonly receiptIds: ReceiptIds | undefined;
   private readonly webhooks: NoteWebhooks | undefined;
+  private readonly releaseDigest: string | undefined;
 
   constructor(options: NoteServiceOptions) {
     if (!Number.isInteger(options.retentionHours) || options.retentionHours < 1) {
@@ -71,6 +74,7 @@ export class NoteService implements NotesApi {
     this.events = options.events;
     this.receiptIds = options.receiptIds;
     this.webhooks = options.webhooks;
+    this.releaseDigest = options.releaseDigest;
   }
 
   /** Gives the SPEC 6 events among `messages` their sealed webhook part (DECISIONS 11). */
@@ -287,7 +291,7 @@ export class NoteService implements NotesApi {
       }
       messages = this.withWebhookParts(messages, { ...context, target: state.webhookBox ?? null });
       await tx.enqueue(messages);
-      const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'reveal' }];
+      const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'reveal', ...(this.releaseDigest ? { releaseDigest: this.releaseDigest } : {}) }];
       if (destroyed) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'views' });
       await tx.recordReceipt(receipt);
       return { messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };

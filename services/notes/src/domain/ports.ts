@@ -93,7 +93,8 @@ export type ClientClass = 'link_preview_bot' | 'browser' | 'other';
 
 /** One row of a receipt's timeline: no address, no user agent, no uuid, no content. */
 export type ReceiptEntry =
-  | { noteRef: string; at: Date; kind: 'reveal' }
+  /** `releaseDigest`: the release manifest's digest the service served at that reveal (DECISIONS 17). */
+  | { noteRef: string; at: Date; kind: 'reveal'; releaseDigest?: string }
   | { noteRef: string; at: Date; kind: 'wrong_passcode' }
   | { noteRef: string; at: Date; kind: 'page_fetch'; client: ClientClass }
   | { noteRef: string; at: Date; kind: 'end'; reason: NoteEndReason };

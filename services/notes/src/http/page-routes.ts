@@ -7,8 +7,9 @@ import {
 import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
 import type { RequestAccess } from '../domain/note-webhooks';
+import { creatorMark } from '../receipts/creator-mark';
 import type { FormTokens } from './form-tokens';
-import { APP_CSS, APP_JS, ENVELOPE_JS, QR_JS } from './pages/assets';
+import { PAGE_ASSETS } from './pages/assets';
 import type { ExpiryPreset } from './pages/expiry-presets';
 import { Translations, isLocale } from './pages/i18n';
 import {
@@ -86,10 +87,9 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   router.use(pageHeaders);
   router.use(pageSettings(deps.publicBaseUrl));
 
-  router.get('/assets/app.css', routeName('/assets/app.css'), (_req, res) => { res.type('css').send(APP_CSS); });
-  router.get('/assets/app.js', routeName('/assets/app.js'), (_req, res) => { res.type('js').send(APP_JS); });
-  router.get('/assets/envelope.js', routeName('/assets/envelope.js'), (_req, res) => { res.type('js').send(ENVELOPE_JS); });
-  router.get('/assets/qr.js', routeName('/assets/qr.js'), (_req, res) => { res.type('js').send(QR_JS); });
+  for (const asset of PAGE_ASSETS) {
+    router.get(asset.path, routeName(asset.path), (_req, res) => { res.type(asset.type).send(asset.body); });
+  }
 
   router.get('/', routeName('/'), (req, res) => {
     send(res, 200, createPage(context(req, true), deps.formTokens.issue('create'), presets, {}, undefined, false, retentionDays));
@@ -115,6 +115,11 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
       const created = await deps.notes.create(input);
       // A QR code of a link without its key would open nothing; the browser shows that link and key itself.
       const qr = input.keyCheck ? '' : await QRCode.toString(created.url, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
+      // DECISIONS 16: this browser created the note; its receipt page shows the receipt, not the guard.
+      if (created.receiptUrl) {
+        const mark = creatorMark(created.receiptUrl, created.expiresAt, deps.retentionHours ?? 720, new Date());
+        res.cookie(mark.name, mark.value, mark.options);
+      }
       send(res, 200, createdPage(ctx, created, qr, input.keyCheck !== null && input.keyCheck !== undefined));
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;

@@ -19,6 +19,8 @@ export interface StoredReceiptEvent {
   kind: 'reveal' | 'wrong_passcode' | 'page_fetch' | 'end';
   client: ClientClass | null;
   reason: NoteEndReason | null;
+  /** Reveals: the release manifest digest served then (DECISIONS 17); null for reveals recorded before. */
+  releaseDigest?: string | null;
 }
 
 export interface ReceiptStore {

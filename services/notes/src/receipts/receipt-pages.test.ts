@@ -1,6 +1,7 @@
 import { LOCALES, Translations, readCatalogue, type Locale } from '../http/pages/i18n';
 import { createPage, createdPage, type PageContext } from '../http/pages/templates';
-import { receiptNotFoundPage, receiptPage } from './receipt-pages';
+import { CREATOR_MARK_COOKIE, creatorMark, hasCreatorMark } from './creator-mark';
+import { confirmEndPage, receiptGuardPage, receiptNotFoundPage, receiptPage, walletPage } from './receipt-pages';
 import type { ReceiptBody } from './receipt-service';
 
 const translations = new Translations();
@@ -31,7 +32,10 @@ function pages(locale: Locale): Record<string, string> {
   const ctx = context(locale);
   return {
     receiptEnded: receiptPage(ctx, ENDED, null, '/api/receipt/x.php'),
-    receiptActive: receiptPage(ctx, ACTIVE, 'token', '/api/receipt/x.php'),
+    receiptActive: receiptPage(ctx, ACTIVE, '/r/x?end=confirm', '/api/receipt/x.php'),
+    receiptGuard: receiptGuardPage(ctx, '/r/x?as=creator'),
+    confirmEnd: confirmEndPage(ctx, 'token', '/r/x?as=creator'),
+    wallet: walletPage(ctx),
     receiptNotFound: receiptNotFoundPage(ctx),
     createdWithWebhook: createdPage(ctx, CREATED, '<svg></svg>'),
     createdInBrowser: createdPage(ctx, CREATED, '', true),
@@ -61,7 +65,7 @@ describe('receipt and created pages in every language (issue 20)', () => {
     for (const [name, page] of Object.entries(pages(locale))) {
       const text = page.replace(/<[^>]+>/g, ' ');
       expect({ name, english: fragments.filter((fragment) => text.includes(fragment)) }).toEqual({ name, english: [] });
-      expect({ name, leftovers: text.match(/\{[a-z_]+\}|\b(?:receipt|created|create)\.[a-zA-Z.]+/g) }).toEqual({ name, leftovers: null });
+      expect({ name, leftovers: text.match(/\{[a-z_]+\}|\b(?:receipt|created|create|wallet)\.[a-zA-Z.]+/g) }).toEqual({ name, leftovers: null });
       expect(page).toContain(`<html lang="${locale}" dir="${locale === 'ar' ? 'rtl' : 'ltr'}" data-theme="dark">`);
     }
   });
@@ -135,5 +139,43 @@ describe('the receipt of an ended note says what happened, whatever ended it', (
     expect(shown.reason).toBe(t.t('receipt.reason.retentionPartlyRead'));
     expect(shown.page).not.toContain(t.t('receipt.reason.retention'));
     expect(shown.page).toContain(`<dt>${t.t('receipt.wasToEnd')}</dt>`);
+  });
+});
+
+/** DECISIONS 16: the wrong-link guard, the confirmation before an end, and the creator mark. */
+describe('the wrong-link guard and the confirmation', () => {
+  it('when the guard is shown, then it says whose link this is and has no form at all (nothing on it can end the note)', () => {
+    const page = receiptGuardPage(context('en'), '/r/x?as=creator');
+    expect(page).toContain('This is a receipt link, not a note');
+    expect(page).toContain('If someone sent you this link');
+    expect(page).not.toMatch(/<form method="post"|form_token|End this note/);
+    expect(page).toContain('<a href="/r/x?as=creator" id="show-receipt">I created this note: show its receipt</a>');
+  });
+
+  it('when the receipt of a waiting note is shown, then "End this note now" is a link to the confirmation, not a form that ends', () => {
+    const page = receiptPage(context('en'), ACTIVE, '/r/x?end=confirm', '/api/receipt/x.php');
+    expect(page).not.toMatch(/<form method="post"|form_token/);
+    expect(page).toContain('<a class="button danger" id="end-note" href="/r/x?end=confirm">End this note now</a>');
+  });
+
+  it('when the confirmation is shown, then its one form posts the token to the receipt and "No" leads back', () => {
+    const page = confirmEndPage(context('en'), 'tok', '/r/x?as=creator');
+    expect(page).toContain('<form method="post" action="/r/x">');
+    expect(page).toContain('<input type="hidden" name="form_token" value="tok">');
+    expect(page).toContain('<a href="/r/x?as=creator">No, keep it</a>');
+  });
+
+  it('when the created page sets the mark, then it is scoped to that receipt\'s path, HttpOnly, Lax, and lives as long as the receipt can (at most 400 days)', () => {
+    const now = new Date('2026-03-01T00:00:00Z');
+    const mark = creatorMark('https://notes.example/r/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', new Date('2026-03-02T00:00:00Z'), 720, now);
+    expect(mark).toEqual({
+      name: CREATOR_MARK_COOKIE, value: '1',
+      options: { path: '/r/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', maxAge: (24 + 720) * 3_600_000, sameSite: 'lax', httpOnly: true, secure: true },
+    });
+    expect(creatorMark('http://127.0.0.1:8080/r/x', new Date('2030-01-01T00:00:00Z'), 720, now).options).toMatchObject({ maxAge: 400 * 24 * 3_600_000, secure: false });
+    expect(hasCreatorMark('lang=de; vanish_creator=1; theme=dark')).toBe(true);
+    expect(hasCreatorMark('vanish_creator=0')).toBe(false);
+    expect(hasCreatorMark('xvanish_creator=1')).toBe(false);
+    expect(hasCreatorMark(undefined)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { parseTimestamp } from '@vanish/common';
-import { type Html, html, raw } from '../http/pages/html';
+import { type Html, escapeHtml, html, raw } from '../http/pages/html';
 import type { Translator } from '../http/pages/i18n';
 import type { PageContext } from '../http/pages/templates';
 import { layout } from '../http/pages/templates';
@@ -38,8 +38,11 @@ export function expiryText(t: Translator, receipt: ReceiptBody): string {
   return t.t(`receipt.expiry.${type}`, { views: receipt.max_views, at });
 }
 
-/** The receipt page (DECISIONS 12): what happened to the note. It never shows content and counts nothing. */
-export function receiptPage(ctx: PageContext, receipt: ReceiptBody, endToken: string | null, jsonPath: string, notice?: string): string {
+/**
+ * The receipt page (DECISIONS 12). `endHref`: where "End this note now" leads while the note lives, the
+ * confirmation page (DECISIONS 16: ending always asks first); the button itself ends nothing.
+ */
+export function receiptPage(ctx: PageContext, receipt: ReceiptBody, endHref: string | null, jsonPath: string, notice?: string): string {
   const { t } = ctx;
   const ended = receipt.status === 'ended';
   const endedAt = receipt.ended_at ? parseTimestamp(receipt.ended_at) : undefined;
@@ -66,12 +69,9 @@ ${notice ? html`<p class="card" role="status" id="receipt-notice">${notice}</p>`
   </ol>
   <p class="hint">${t.t('receipt.timelineHint')}</p>
 </section>
-${!ended && endToken ? html`<section class="card" aria-labelledby="end-heading">
+${!ended && endHref ? html`<section class="card" aria-labelledby="end-heading">
   <h2 id="end-heading">${t.t('receipt.endHeading')}</h2>
-  <form method="post">
-    <input type="hidden" name="form_token" value="${endToken}">
-    <button type="submit" class="danger">${t.t('receipt.endButton')}</button>
-  </form>
+  <p><a class="button danger" id="end-note" href="${endHref}">${t.t('receipt.endButton')}</a></p>
   <p class="hint">${t.t('receipt.endHint')}</p>
 </section>` : raw('')}
 <p class="hint">${t.t('receipt.footer')} <a href="${jsonPath}">${t.t('receipt.signedCopy')}</a></p>`);
@@ -85,4 +85,66 @@ export function receiptNotFoundPage(ctx: PageContext): string {
   <p>${t.t('receipt.notFound.body')}</p>
   <p><a href="/">${t.t('notFound.newNote')}</a></p>
 </div>`);
+}
+
+/**
+ * The wrong-link guard (DECISIONS 16): a receipt link opened in a browser that did not create the note
+ * (no creator mark). It says whose link this is and offers nothing that ends the note; the creator on
+ * another device goes on to the receipt with one more step.
+ */
+export function receiptGuardPage(ctx: PageContext, receiptHref: string): string {
+  const { t } = ctx;
+  return layout(ctx, t.t('receipt.guard.title'), html`
+<h1>${t.t('receipt.guard.heading')}</h1>
+<section class="card" id="receipt-guard">
+  <p>${t.t('receipt.guard.whose')}</p>
+  <p><strong>${t.t('receipt.guard.ifSent')}</strong></p>
+  <p class="hint">${t.t('receipt.guard.why')}</p>
+  <p><a href="${receiptHref}" id="show-receipt">${t.t('receipt.guard.creator')}</a></p>
+</section>`);
+}
+
+/** "End this note now" asks first (DECISIONS 16): this page's form is the only one that ends the note. */
+export function confirmEndPage(ctx: PageContext, endToken: string, receiptHref: string): string {
+  const { t } = ctx;
+  return layout(ctx, t.t('receipt.confirm.title'), html`
+<h1>${t.t('receipt.confirm.heading')}</h1>
+<section class="card" id="confirm-end">
+  <p>${t.t('receipt.confirm.body')}</p>
+  <form method="post" action="${receiptHref.split('?')[0]}">
+    <input type="hidden" name="form_token" value="${endToken}">
+    <button type="submit" class="danger">${t.t('receipt.confirm.yes')}</button>
+  </form>
+  <p><a href="${receiptHref}">${t.t('receipt.confirm.no')}</a></p>
+</section>`);
+}
+
+const WALLET_STATES = ['waiting', 'previewed', 'read', 'ended', 'scheduled', 'held', 'gone', 'unreachable'] as const;
+
+/**
+ * `/receipts`, the receipt wallet (DECISIONS 16): the server sends the same page to everyone; the page's
+ * script fills it from this browser's storage. Every word the script shows comes from here, translated.
+ */
+export function walletPage(ctx: PageContext): string {
+  const { t } = ctx;
+  const states = WALLET_STATES.map((state) => raw(` data-state-${state}="${escapeHtml(t.t(`wallet.state.${state}`))}"`));
+  return layout(ctx, t.t('wallet.title'), html`
+<h1>${t.t('wallet.heading')}</h1>
+<noscript><p class="card error">${t.t('wallet.needsScript')}</p></noscript>
+<section class="card" id="wallet" hidden${states}
+  data-open="${t.t('wallet.open')}" data-end="${t.t('wallet.end')}" data-forget="${t.t('wallet.forget')}"
+  data-confirm-end="${t.t('wallet.confirmEnd')}" data-confirm-end-all="${t.t('wallet.confirmEndAll')}">
+  <p>${t.t('wallet.intro')}</p>
+  <p id="wallet-empty">${t.t('wallet.empty')}</p>
+  <p class="error" role="alert" id="wallet-problem" hidden>${t.t('wallet.endFailed')}</p>
+  <table class="wallet" id="wallet-table" hidden>
+    <thead><tr><th scope="col">${t.t('wallet.col.created')}</th><th scope="col">${t.t('wallet.col.state')}</th><th scope="col">${t.t('wallet.col.views')}</th><th scope="col">${t.t('wallet.col.actions')}</th></tr></thead>
+    <tbody id="wallet-rows"></tbody>
+  </table>
+  <div class="actions">
+    <button type="button" class="danger" id="wallet-end-all" disabled>${t.t('wallet.endAll')}</button>
+    <button type="button" class="secondary" id="wallet-export" disabled>${t.t('wallet.export')}</button>
+  </div>
+  <p class="hint">${t.t('wallet.exportHint')}</p>
+</section>`);
 }

@@ -7,7 +7,8 @@ import type { FormTokens } from '../http/form-tokens';
 import { PageForbidden, pageContextFor, pageSettings, sameOriginOrThrow } from '../http/page-routes';
 import { Translations } from '../http/pages/i18n';
 import { errorPage, forbiddenPage } from '../http/pages/templates';
-import { receiptNotFoundPage, receiptPage } from './receipt-pages';
+import { hasCreatorMark } from './creator-mark';
+import { confirmEndPage, receiptGuardPage, receiptNotFoundPage, receiptPage, walletPage } from './receipt-pages';
 import type { ReceiptService } from './receipt-service';
 import type { ReceiptSigner } from './receipt-signer';
 
@@ -15,6 +16,7 @@ import type { ReceiptSigner } from './receipt-signer';
 export const RECEIPT_ROUTES = {
   api: '/api/receipt/:id.php',
   page: '/r/:id',
+  wallet: '/receipts',
   keys: '/.well-known/vanish-receipt-keys.json',
 } as const;
 
@@ -70,12 +72,31 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
   });
 
   // The language and theme switcher works here as on the other pages (a GET to the page itself).
+  // The wallet: the same page for everyone, filled by its script from this browser's storage (DECISIONS 16).
+  router.get(RECEIPT_ROUTES.wallet, routeName(RECEIPT_ROUTES.wallet), pageHeaders, pageSettings(deps.publicBaseUrl), (req, res) => {
+    send(res, 200, walletPage(context(req, true)));
+  });
+
+  // GET /r/{id} shows the receipt to the browser that created the note (its creator mark) or to whoever
+  // says so on the guard (`?as=creator`); anyone else first sees the guard (DECISIONS 16). `?end=confirm`
+  // is the confirmation page, the only one with a form that ends the note. No GET ever ends anything.
   router.get('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, pageSettings(deps.publicBaseUrl), async (req, res) => {
     const id = String(req.params.id);
     const receipt = await deps.receipts.read(id);
     if (!receipt) throw new ReceiptPageNotFound();
-    const token = receipt.status === 'active' ? deps.formTokens.issue('end-note', id) : null;
-    send(res, 200, receiptPage(context(req, true), receipt, token, `/api/receipt/${id}.php`));
+    const ctx = context(req, true);
+    const self = `/r/${id}`;
+    const asCreator = `${self}?as=creator`;
+    const ended = receipt.status === 'ended';
+    if (req.query.end === 'confirm' && !ended) {
+      send(res, 200, confirmEndPage(ctx, deps.formTokens.issue('end-note', id), asCreator));
+      return;
+    }
+    if (!ended && req.query.as !== 'creator' && !hasCreatorMark(req.get('cookie'))) {
+      send(res, 200, receiptGuardPage(ctx, asCreator));
+      return;
+    }
+    send(res, 200, receiptPage(ctx, receipt, ended ? null : `${self}?end=confirm`, `/api/receipt/${id}.php`));
   });
 
   router.post('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, form, async (req, res) => {

@@ -11,7 +11,8 @@ import type { ReceiptStore, StoredReceipt, StoredReceiptEvent } from './ports';
 const HOUR_MS = 3_600_000;
 
 export type ReceiptTimelineEntry =
-  | { at: string; event: 'created' | 'reveal' | 'wrong_passcode' }
+  | { at: string; event: 'created' | 'wrong_passcode' }
+  | { at: string; event: 'reveal'; release_digest?: string }
   | { at: string; event: 'page_fetch'; client: ClientClass }
   | { at: string; event: 'end'; reason: NoteEndReason };
 
@@ -123,6 +124,7 @@ export class ReceiptService {
       const at = formatTimestamp(event.at);
       if (event.kind === 'page_fetch') timeline.push({ at, event: 'page_fetch', client: event.client ?? 'other' });
       else if (event.kind === 'end') timeline.push({ at, event: 'end', reason: event.reason ?? 'views' });
+      else if (event.kind === 'reveal') timeline.push({ at, event: 'reveal', ...(event.releaseDigest ? { release_digest: event.releaseDigest } : {}) });
       else timeline.push({ at, event: event.kind });
     }
     if (lapsed) timeline.push({ at: formatTimestamp(receipt.expiresAt), event: 'end', reason: endReason! });

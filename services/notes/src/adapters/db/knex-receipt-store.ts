@@ -22,6 +22,7 @@ interface ReceiptEventRow {
   kind: string;
   client: string | null;
   reason: string | null;
+  release_digest?: string | null;
 }
 
 /** The receipts row written with a new note (same transaction as the note). */
@@ -46,6 +47,7 @@ export function receiptEventRow(entry: ReceiptEntry): ReceiptEventRow {
     kind: entry.kind,
     client: entry.kind === 'page_fetch' ? entry.client : null,
     reason: entry.kind === 'end' ? entry.reason : null,
+    release_digest: entry.kind === 'reveal' ? entry.releaseDigest ?? null : null,
   };
 }
 
@@ -68,7 +70,7 @@ export class KnexReceiptStore implements ReceiptStore {
       const row = await this.knex<ReceiptRow>('receipts').where({ receipt_key: receiptKey }).first();
       if (!row) return null;
       const events: ReceiptEventRow[] = await this.knex('receipt_events')
-        .select('at', 'kind', 'client', 'reason')
+        .select('at', 'kind', 'client', 'reason', 'release_digest')
         .where({ note_ref: row.note_ref })
         .orderBy('seq');
       return {
@@ -87,6 +89,7 @@ export class KnexReceiptStore implements ReceiptStore {
           kind: event.kind as StoredReceiptEvent['kind'],
           client: event.client as ClientClass | null,
           reason: event.reason as NoteEndReason | null,
+          releaseDigest: event.release_digest ?? null,
         })),
       };
     }, this.timeoutMs);

@@ -54,6 +54,13 @@ ol.timeline time { font-size: .875rem; color: var(--muted); margin-inline-end: .
 dl.facts { display: grid; grid-template-columns: fit-content(50%) 1fr; gap: .25rem 1rem; margin: 0; }
 dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; }
+a.button { display: inline-block; font-weight: 600; padding: .6rem 1.2rem; border-radius: .25rem; background: var(--accent); color: var(--on-accent); text-decoration: none; min-block-size: 44px; }
+a.button.danger { background: var(--danger); }
+table.wallet { inline-size: 100%; border-collapse: collapse; font-size: .875rem; }
+table.wallet th, table.wallet td { text-align: start; padding: .4rem .25rem; border-block-end: 1px solid var(--border); vertical-align: top; }
+table.wallet button { margin: 0 0 .25rem; padding: .25rem .6rem; min-block-size: 2rem; }
+table.wallet a { display: inline-block; padding-block: .5rem; }
+.actions { display: flex; flex-wrap: wrap; gap: .5rem; }
 `;
 
 // Progressive enhancement only: every page works without it.
@@ -296,6 +303,8 @@ export const APP_JS = `
     createForm();
     createdPage(createdKey);
     revealedPage();
+    // The receipt wallet (DECISIONS 16) lives in its own script; it enhances the page that was just shown.
+    if (window.vanishWallet) window.vanishWallet.enhance();
   };
   enhance(null);
 })();
@@ -348,6 +357,9 @@ window.vanishQr = { svg: function (text) { return svg.render(core.create(text, {
 
 export const QR_JS = bundleQrCode();
 
+export { WALLET_JS } from './wallet-script';
+import { WALLET_JS } from './wallet-script';
+
 export const ENVELOPE_JS = readFileSync(require.resolve('@vanish/envelope'), 'utf8');
 
 function integrity(text: string): string {
@@ -360,4 +372,17 @@ export const ASSET_INTEGRITY = {
   app: integrity(APP_JS),
   envelope: integrity(ENVELOPE_JS),
   qr: integrity(QR_JS),
+  wallet: integrity(WALLET_JS),
 } as const;
+
+/**
+ * Every script and stylesheet a page may load, by the path it is served at: what the release manifest
+ * lists (DECISIONS 17) and what the notes service serves under /assets.
+ */
+export const PAGE_ASSETS: ReadonlyArray<{ path: string; type: 'css' | 'js'; body: string }> = [
+  { path: '/assets/app.css', type: 'css', body: APP_CSS },
+  { path: '/assets/app.js', type: 'js', body: APP_JS },
+  { path: '/assets/envelope.js', type: 'js', body: ENVELOPE_JS },
+  { path: '/assets/qr.js', type: 'js', body: QR_JS },
+  { path: '/assets/wallet.js', type: 'js', body: WALLET_JS },
+];

@@ -67,6 +67,7 @@ ${body}
 <footer><p>${t.t('layout.footer')}</p></footer>
 <script src="/assets/envelope.js" integrity="${ASSET_INTEGRITY.envelope}" defer></script>
 ${options.qr ? html`<script src="/assets/qr.js" integrity="${ASSET_INTEGRITY.qr}" defer></script>` : raw('')}
+<script src="/assets/wallet.js" integrity="${ASSET_INTEGRITY.wallet}" defer></script>
 <script src="/assets/app.js" integrity="${ASSET_INTEGRITY.app}" defer></script>
 </body>
 </html>
@@ -367,5 +368,11 @@ function receiptSection(t: Translator, receiptUrl: string): Html {
   <p class="link" id="receipt-link" dir="ltr"><a href="${receiptUrl}">${receiptUrl}</a></p>
   ${copyButton(t, 'receipt-link', 'created.copyReceipt')}
   <p class="hint">${t.t('created.receiptHint')}</p>
+  <div id="keep-receipt" data-receipt-url="${receiptUrl}" hidden>
+    <button type="button" class="secondary" id="keep-receipt-button">${t.t('created.keep')}</button>
+    <p class="hint">${t.t('created.keepHint')}</p>
+    <p role="status" id="keep-receipt-kept" hidden>${t.t('created.kept')} <a href="/receipts">${t.t('created.walletLink')}</a></p>
+    <p class="error" role="alert" id="keep-receipt-failed" hidden>${t.t('created.keepFailed')}</p>
+  </div>
 </section>`;
 }
