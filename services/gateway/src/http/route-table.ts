@@ -48,6 +48,8 @@ export const ROUTES: readonly GatewayRoute[] = [
   route('/favicon.ico', 'page', /^\/favicon\.ico$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/.well-known/vanish-receipt-keys.json', 'page', /^\/\.well-known\/vanish-receipt-keys\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/r/:id', 'page', /^\/r\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
+  // DECISIONS 16: "I am still here", a dead-man's switch's check-in (a form post from the receipt page or the CLI).
+  route('/r/:id/checkin', 'page', /^\/r\/[^/]+\/checkin$/, 'notes', { POST: 'view' }, { secretPath: true }),
   route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
   route('/:uuid', 'page', /^\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
 ];

@@ -13,7 +13,7 @@ import type { ExpiryPreset } from './pages/expiry-presets';
 import { Translations, isLocale } from './pages/i18n';
 import {
   type CreateFormValues, type PageContext, createPage, createdPage, errorPage, forbiddenPage,
-  formErrorMessage, notFoundPage, notePage, revealedPage,
+  formErrorMessage, notFoundPage, notePage, notYetPage, revealedPage,
 } from './pages/templates';
 
 export interface PageRoutesDeps {
@@ -134,6 +134,12 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
       if (outage) outage.failed({ requestId: res.locals.requestId, task: 'receipt of a page fetch', err });
       else deps.logger.warn('receipt: page fetch not recorded', { requestId: res.locals.requestId, err: describe(err) });
     });
+    // DECISIONS 16: not open yet: the page says when (or that it is held) and offers nothing to post.
+    const release = meta.controls?.releaseState;
+    if (release === 'scheduled' || release === 'held') {
+      send(res, 200, notYetPage(context(req, true), release === 'scheduled' ? meta.controls!.availableFrom ?? null : null));
+      return;
+    }
     send(res, 200, notePage(context(req, true), meta, deps.formTokens.issue('reveal', uuid)));
   });
 
@@ -161,6 +167,10 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
         send(res, 400, notePage({ ...ctx, switcher: true }, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('note.wrongPasscode', { tries: result.attemptsLeft })));
         return;
       }
+      case 'not_yet':
+        // DECISIONS 16: nothing was checked, consumed or counted.
+        send(res, 409, notYetPage({ ...ctx, switcher: true }, result.opensAt));
+        return;
       case 'attempts_busy': {
         // Every try left is being checked by other requests right now (DECISIONS 3): this one was
         // neither checked nor counted.

@@ -15,6 +15,8 @@ import type { ReceiptSigner } from './receipt-signer';
 export const RECEIPT_ROUTES = {
   api: '/api/receipt/:id.php',
   page: '/r/:id',
+  /** DECISIONS 16: a dead-man's switch's check-in. */
+  checkin: '/r/:id/checkin',
   keys: '/.well-known/vanish-receipt-keys.json',
 } as const;
 
@@ -75,7 +77,20 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
     const receipt = await deps.receipts.read(id);
     if (!receipt) throw new ReceiptPageNotFound();
     const token = receipt.status === 'active' ? deps.formTokens.issue('end-note', id) : null;
-    send(res, 200, receiptPage(context(req, true), receipt, token, `/api/receipt/${id}.php`));
+    const checkin = receipt.status === 'active' && receipt.release?.state === 'held' ? deps.formTokens.issue('checkin', id) : null;
+    send(res, 200, receiptPage(context(req, true), receipt, token, `/api/receipt/${id}.php`, undefined, checkin, `/r/${id}/checkin`));
+  });
+
+  // DECISIONS 16, "I am still here": the same form discipline as ending the note (same origin, a
+  // single-use token for this receipt and purpose). Whatever the outcome, the receipt shows it.
+  router.post(RECEIPT_ROUTES.checkin, routeName(RECEIPT_ROUTES.checkin), pageHeaders, form, async (req, res) => {
+    const id = String(req.params.id);
+    sameOriginOrThrow(req, allowedOrigin);
+    const token = typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>).form_token : undefined;
+    if (!(await deps.formTokens.redeem(token, 'checkin', id))) throw new PageForbidden();
+    const outcome = await deps.receipts.checkIn(id);
+    if (outcome.outcome === 'not_found') throw new ReceiptPageNotFound();
+    res.redirect(303, `/r/${id}`);
   });
 
   router.post('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, form, async (req, res) => {

@@ -1,5 +1,5 @@
 import { THEMES, type Theme } from '@vanish/common';
-import type { CreatedNote, NoteMetadata } from '../../domain/notes';
+import type { CreatedNote, NoteMetadata, TimeControlsView } from '../../domain/notes';
 import { ASSET_INTEGRITY } from './assets';
 import type { ExpiryPreset } from './expiry-presets';
 import { type Html, html, raw } from './html';
@@ -235,6 +235,7 @@ function createdInBrowserPage(ctx: PageContext, note: CreatedNote): string {
   <p class="link" id="note-link" dir="ltr">${note.url}</p>
   ${copyButton(t, 'note-link', 'created.copyLink')}
   <p>${destructionSummary(t, note)}${note.hasPasscode ? ` ${t.t('created.passcodeToo')}` : ''}</p>
+  ${controlsSummary(t, note.controls, true)}
   <p>${t.t('created.browserEncrypted')}</p>
   <p class="error" id="key-gone" hidden>${t.t('created.keyGone')}</p>
   <p class="hint">${t.t('created.onlyKey')}</p>
@@ -279,6 +280,7 @@ export function createdPage(ctx: PageContext, note: CreatedNote, qrSvg: string, 
   <p class="link" id="note-link" dir="ltr">${note.url}</p>
   ${copyButton(t, 'note-link', 'created.copyLink')}
   <p>${destructionSummary(t, note)}${note.hasPasscode ? ` ${t.t('created.passcodeToo')}` : ''}</p>
+  ${controlsSummary(t, note.controls, true)}
   <p class="hint">${t.t('created.onlyKey')}</p>
   <p class="hint">${t.t('created.serverEncrypted')}</p>
   <figure class="qr">${raw(qrSvg)}<figcaption class="hint">${t.t('created.qr')}</figcaption></figure>
@@ -286,6 +288,36 @@ export function createdPage(ctx: PageContext, note: CreatedNote, qrSvg: string, 
 ${note.receiptUrl ? receiptSection(t, note.receiptUrl) : raw('')}
 ${webhookSection(t, note)}
 <p><a href="/">${t.t('created.another')}</a></p>`);
+}
+
+/**
+ * DECISIONS 16: the creator's time controls in words (the created page; `forCreator` adds how to keep a
+ * switch held and that this is a time gate on the server). Empty without controls.
+ */
+export function controlsSummary(t: Translator, controls: TimeControlsView | undefined, forCreator: boolean): Html {
+  if (!controls) return raw('');
+  const lines: string[] = [];
+  if (controls.availableFrom) lines.push(t.t('controls.availableFrom', { when: t.dateUtc(controls.availableFrom) }));
+  if (controls.releaseAfterSilenceHours) lines.push(t.t('controls.silence', { hours: controls.releaseAfterSilenceHours }));
+  if (controls.shrinkAfterFirstViewMinutes) lines.push(t.t('controls.shrink', { minutes: controls.shrinkAfterFirstViewMinutes }));
+  if (lines.length === 0) return raw('');
+  const gated = Boolean(controls.availableFrom || controls.releaseAfterSilenceHours);
+  return html`<p id="note-controls">${lines.join(' ')}</p>${forCreator && gated ? html`
+  <p class="hint" id="time-gate-hint">${t.t('controls.timeGate')}</p>` : raw('')}`;
+}
+
+/**
+ * DECISIONS 16: the note page of a note that is not open yet. No form: nothing here can consume a
+ * view or count a passcode.
+ */
+export function notYetPage(ctx: PageContext, opensAt: Date | null): string {
+  const { t } = ctx;
+  return layout(ctx, t.t('note.notYet.title'), html`
+<h1>${t.t('note.notYet.heading')}</h1>
+<div class="card">
+  <p id="note-opens">${opensAt ? t.t('note.notYet.scheduled', { when: t.dateUtc(opensAt) }) : t.t('note.notYet.held')}</p>
+  <p class="hint">${t.t('note.notYet.nothingUsed')}</p>
+</div>`);
 }
 
 /**
