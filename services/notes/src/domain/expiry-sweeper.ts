@@ -115,7 +115,8 @@ export class ExpirySweeper {
       const state = await tx.lock(lookup);
       if (!state || state.expiresAt.getTime() > now.getTime()) return null;
       if (!(await tx.delete(lookup))) return null;
-      const reason = state.expiryType === 'view' ? 'retention' : 'time';
+      // DECISIONS 16: a view note whose first view shrank its expiry ends by time, not by retention.
+      const reason = state.expiryType === 'view' && !state.controls?.shrunkAt ? 'retention' : 'time';
       let out: OutgoingMessage[] = [noteEventMessage('note.expired', { note_id: state.noteRef, reason, was_read: state.currentViews > 0 }, now)];
       if (this.webhooks) out = this.webhooks.attach(out, { uuid: null, access: null, target: state.webhookBox ?? null });
       await tx.enqueue(out);

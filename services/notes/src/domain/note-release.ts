@@ -54,6 +54,6 @@ export async function announceRelease(
   if (controls.releaseMail) messages.push(JSON.parse(controls.releaseMail) as OutgoingMessage);
   await tx.enqueue(messages);
   // The note opened at its release time, whenever the announcement got to it.
-  await tx.recordReceipt([{ noteRef: state.noteRef, at: controls.releaseAt, kind: 'release' }]);
+  await tx.recordReceipt([{ noteRef: state.noteRef, at: controls.releaseAt, kind: 'release', announcedAt: now }]);
   return messages;
 }

@@ -144,8 +144,8 @@ export type ReceiptEntry =
   | { noteRef: string; at: Date; kind: 'shrink'; expiresAt: Date }
   /** DECISIONS 16: the creator checked in; the switch now opens at `releaseAt` unless they check in again. */
   | { noteRef: string; at: Date; kind: 'checkin'; releaseAt: Date }
-  /** DECISIONS 16: the note opened (its release was announced). */
-  | { noteRef: string; at: Date; kind: 'release' };
+  /** DECISIONS 16: the note opened at `at`; its release was announced (e-mail, note.released) at `announcedAt`. */
+  | { noteRef: string; at: Date; kind: 'release'; announcedAt: Date };
 
 export interface NoteStore {
   /** The note when it exists and `now` is before its expires_at; never changes anything. */

@@ -168,7 +168,8 @@ export class ReceiptService {
     // A note past its expiry that the sweeper has not reached yet has ended all the same.
     const lapsed = receipt.endedAt === null && receipt.expiresAt.getTime() <= now.getTime();
     const endedAt = receipt.endedAt ?? (lapsed ? receipt.expiresAt : null);
-    const endReason: NoteEndReason | null = receipt.endReason ?? (lapsed ? (receipt.expiryType === 'view' ? 'retention' : 'time') : null);
+    const shrunk = Boolean(receipt.shrinkMinutes) && viewsUsed > 0;
+    const endReason: NoteEndReason | null = receipt.endReason ?? (lapsed ? (receipt.expiryType === 'view' && !shrunk ? 'retention' : 'time') : null);
     const timeline: ReceiptTimelineEntry[] = [{ at: formatTimestamp(receipt.createdAt), event: 'created' }];
     for (const event of events) {
       const at = formatTimestamp(event.at);

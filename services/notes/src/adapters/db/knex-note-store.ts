@@ -461,7 +461,7 @@ class KnexNoteTransaction implements NoteTransaction {
       } else if (entry.kind === 'checkin') {
         await this.trx('receipts').where({ note_ref: entry.noteRef }).update({ release_at: entry.releaseAt.getTime() });
       } else if (entry.kind === 'release') {
-        await this.trx('receipts').where({ note_ref: entry.noteRef }).whereNull('released_at').update({ released_at: entry.at.getTime() });
+        await this.trx('receipts').where({ note_ref: entry.noteRef }).whereNull('released_at').update({ released_at: entry.announcedAt.getTime() });
       }
     }
   }
