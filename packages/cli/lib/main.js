@@ -5,14 +5,18 @@ const { Refusal, UsageError } = require('./errors');
 const { VERSION } = require('./http');
 const { open } = require('./open');
 const { ARGV_REFUSAL } = require('./passcode');
+const { checkin } = require('./checkin');
 
 const USAGE = `Usage: vanish create [options] [< file]
        vanish open [options] LINK        (or: vanish open - < file-with-the-link)
+       vanish receipts checkin RECEIPT_LINK
 
 vanish create seals a note on this machine and prints its link; the key is the part after #, which the
 server never receives. It also prints the receipt link (on stderr): keep it, do not share it.
 vanish open reads a note through the server's own note page, opens it on this machine, and prints its text.
 The key never leaves this machine. A note may be readable only once: the second time, nothing is printed.
+vanish receipts checkin tells the server "I am still here" for a note held by a dead-man's switch
+(release_after_silence_hours): it stays closed until that many hours from now.
 
 create options:
   -f, --file PATH          read the note from PATH (default: standard input)
@@ -60,6 +64,7 @@ const OPTIONS = {
 const COMMAND_OPTIONS = {
   create: ['file', 'views', 'expires', 'type', 'ask-passcode', 'passcode-file', 'notify', 'send-link', 'webhook', 'server', 'json'],
   open: ['out', 'passcode-file'],
+  receipts: [],
 };
 
 /** The command, its options and its arguments; a UsageError for anything else. */
@@ -77,12 +82,19 @@ function parseCommandLine(argv) {
   const [command, ...rest] = positionals;
   if (values.version) return { command: 'version' };
   if (values.help || command === undefined) return { command: 'help' };
-  if (!(command in COMMAND_OPTIONS)) throw new UsageError(`unknown command "${command}" (the commands are create and open)`);
+  if (!(command in COMMAND_OPTIONS)) throw new UsageError(`unknown command "${command}" (the commands are create, open and receipts)`);
   for (const name of Object.keys(values)) {
     if (!COMMAND_OPTIONS[command].includes(name)) throw new UsageError(`--${name} is not an option of vanish ${command}`);
   }
   if (command === 'create' && rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}" (the note comes from standard input or --file)`);
   if (command === 'open' && rest.length > 1) throw new UsageError(`unexpected argument "${rest[1]}" (vanish open takes one link)`);
+  if (command === 'receipts') {
+    const [action, link, extra] = rest;
+    if (action !== 'checkin') throw new UsageError(`unknown receipts command "${action ?? ''}" (vanish receipts checkin RECEIPT_LINK)`);
+    if (link === undefined) throw new UsageError('vanish receipts checkin needs the receipt link');
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}" (vanish receipts checkin takes one receipt link)`);
+    return { command: 'receipts', action, options: values, link };
+  }
   return { command, options: values, link: rest[0] };
 }
 
@@ -93,6 +105,7 @@ async function run(argv, io) {
     if (line.command === 'version') io.stdout.write(`${VERSION}\n`);
     else if (line.command === 'help') io.stdout.write(`${USAGE}\n`);
     else if (line.command === 'create') await create(line.options, io);
+    else if (line.command === 'receipts') await checkin(line.link, io);
     else await open(line.options, line.link, io);
     return 0;
   } catch (err) {
