@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ManualClock, silentLogger } from '@vanish/common';
 import { createNotesService, loadNotesConfig, type NotesService } from '@vanish/notes';
+import { freePort } from '@vanish/testkit/net';
 import { runToEnd } from '@vanish/testkit/process';
 
 const BIN = resolve(__dirname, '../bin/vanish.js');
 const HOUR = 3_600_000;
 
-const vanish = (args: string[]) => runToEnd(process.execPath, [BIN, ...args], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined }, stdin: '' });
+const vanish = (args: string[], stdin = '') => runToEnd(process.execPath, [BIN, ...args], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined }, stdin });
 
 /**
  * `vanish receipts checkin` (DECISIONS 16) as a user runs it, against the real notes service in this process
@@ -22,12 +23,13 @@ describe('vanish receipts checkin and a held note', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'vanish-cli-checkin-'));
-    notes = await createNotesService(loadNotesConfig({
-      DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'notes.db')}`, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent',
-      PUBLIC_BASE_URL: 'http://127.0.0.1:1', SWEEP_INTERVAL_MS: '60000', HEARTBEAT_INTERVAL_MS: '60000',
-    }), { logger: silentLogger, clock, kdf: { N: 1024, r: 8, p: 1 } });
-    const { port } = await notes.start();
+    const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    notes = await createNotesService(loadNotesConfig({
+      DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'notes.db')}`, PORT: String(port), ADMIN_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent',
+      PUBLIC_BASE_URL: base, SWEEP_INTERVAL_MS: '60000', HEARTBEAT_INTERVAL_MS: '60000',
+    }), { logger: silentLogger, clock, kdf: { N: 1024, r: 8, p: 1 } });
+    await notes.start();
   });
   afterAll(async () => {
     await notes?.stop();
@@ -64,5 +66,18 @@ describe('vanish receipts checkin and a held note', () => {
     expect(none.stderr).toContain('no dead-man\'s switch');
     const usage = await vanish(['receipts', 'checkin', 'http://vanish.example/r/x']);
     expect(usage.code).toBe(2);
+  });
+
+  it('when vanish create is given a switch, then it says so, and the receipt link it prints checks in', async () => {
+    const made = await vanish(['create', '--server', base, '--release-after-silence', '2', '--shrink-after-first-view', '5'], 'sealed here');
+    expect(made.code).toBe(0);
+    expect(made.stderr).toContain('It stays closed while you check in at least every 2 hours');
+    const receiptLink = /^(http:\/\/\S+\/r\/\S+)$/m.exec(made.stderr)![1]!;
+    const checked = await vanish(['receipts', 'checkin', receiptLink]);
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toMatch(/^Checked in\. The note stays closed until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+    const held = await vanish(['open', made.stdout.trim()]);
+    expect(held.stderr).toContain('the note is not open yet');
+    expect((await vanish(['create', '--server', base, '--release-after-silence', '2', '--available-from', '2030-01-01 00:00:00'], 'x')).code).toBe(2);
   });
 });
