@@ -36,7 +36,12 @@ export interface PageRoutesDeps {
 const COOKIE_MAX_AGE_MS = 365 * 24 * 3_600_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const FORM_FIELDS = ['content', 'expiry_type', 'expiry_preset', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url'] as const;
+const FORM_FIELDS = [
+  'content', 'expiry_type', 'expiry_preset', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url',
+  'shrink_after_first_view_minutes', 'available_from', 'release_after_silence_hours',
+] as const;
+/** A browser's datetime-local value (no zone): the page says it is UTC. */
+const LOCAL_DATE_TIME = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::(\d{2}))?$/;
 const USER_AGENT_MAX_LENGTH = 512;
 
 class PageNotFound extends Error {}
@@ -279,11 +284,14 @@ function formToRequest(fields: Record<string, string | undefined>): Record<strin
   // DECISIONS 13: the page's script sends client_encrypted=true with an envelope; any other value is not the flag.
   if (fields.client_encrypted === 'true') request.client_encrypted = true;
   else delete request.client_encrypted;
-  for (const name of ['expiry_time', 'max_views']) {
+  for (const name of ['expiry_time', 'max_views', 'shrink_after_first_view_minutes', 'release_after_silence_hours']) {
     const value = fields[name];
     if (value === undefined || value.trim() === '') delete request[name];
     else if (/^\s*\d{1,6}\s*$/.test(value)) request[name] = Number(value);
   }
+  // DECISIONS 16: the page's release time is UTC, as its label says.
+  const from = LOCAL_DATE_TIME.exec(fields.available_from?.trim() ?? '');
+  if (from) request.available_from = `${from[1]} ${from[2]}:${from[3] ?? '00'}`;
   if (fields.expiry_type === 'view') delete request.expiry_time;
   if (fields.expiry_type === 'time') delete request.max_views;
   return request;
