@@ -3,11 +3,17 @@ import { Webhook } from 'standardwebhooks';
 import { ManualClock, silentLogger } from '@vanish/common';
 import { createMailerService, loadMailerConfig, type MailerService } from '@vanish/mailer';
 import { waitFor } from '@vanish/testkit/net';
+import { ApiChecker, checkApiAnswer } from '@vanish/testkit/openapi';
 import { startSmtpSink, type SmtpSink } from '@vanish/testkit/smtp-sink';
 import { startReceiver, type Received, type Receiver } from './support/receiver';
 import { startWorld, type World } from './support/world';
 
 const HOUR = 3_600_000;
+/** What the OpenAPI document's `webhooks` section finds wrong with a delivery as the receiver got it. */
+const documented = ApiChecker.fromFile();
+const undocumented = (r: Received) => documented.webhookProblems({
+  headers: { 'webhook-id': r.id, 'webhook-timestamp': r.timestamp, 'webhook-signature': r.signature }, body: r.body,
+});
 
 jest.setTimeout(120_000);
 
@@ -103,7 +109,10 @@ describe('release from a time and a dead-man\'s switch: held, then opened, the l
     expect(events.map((r) => r.payload.event).sort()).toEqual(['note.accessed', 'note.destroyed', 'note.released']);
     const released = events.find((r) => r.payload.event === 'note.released')!;
     expect(released.payload.data).toEqual({ note_id: null, note_ref: note.note_ref, access_details: null });
-    for (const r of events) expect(verified(note.webhook_secret, r)).toBeTruthy();
+    for (const r of events) {
+      expect(verified(note.webhook_secret, r)).toBeTruthy();
+      expect(undocumented(r)).toEqual([]);
+    }
     const mails = sink.messages.filter((m) => m.to.includes('later@example.com'));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.text).toContain(note.url);
@@ -140,6 +149,13 @@ describe('release from a time and a dead-man\'s switch: held, then opened, the l
     expect(mails[0]!.parsed.text).toContain(note.url);
     expect(await checkIn(note.receipt_url).catch((err: Error) => err.message)).toBe('no check-in form on the receipt page');
     expect((await page(`/r/${note.receipt_url.split('/r/')[1]}`)).html).toContain('data-state="released"');
+    // The signed receipt says so too, in the shape the OpenAPI document gives it.
+    const path = `/api/receipt/${note.receipt_url.split('/r/')[1]}.php`;
+    const res = await fetch(`${base()}${path}`);
+    const body = await res.json() as { receipt: { release: Record<string, unknown>; timeline: Array<{ event: string }> } };
+    checkApiAnswer({ method: 'GET', path, status: res.status, headers: res.headers, body });
+    expect(body.receipt.release).toMatchObject({ kind: 'silence', state: 'released', silence_hours: 24 });
+    expect(body.receipt.timeline.map((e) => e.event).filter((event) => event !== 'page_fetch')).toEqual(['created', 'checkin', 'checkin', 'release']);
     expect(await world.reveal(note.uuid, null)).toBe(200);
   });
 });
