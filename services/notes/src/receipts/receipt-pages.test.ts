@@ -49,6 +49,7 @@ function pages(locale: Locale): Record<string, string> {
     create: createPage(ctx, 'token'),
     receiptHeld: receiptPage(ctx, HELD, 'token', '/api/receipt/x.php', undefined, 'checkin-token', '/r/x/checkin'),
     receiptReleased: receiptPage(ctx, RELEASED, null, '/api/receipt/x.php'),
+    receiptEndedHeld: receiptPage(ctx, { ...HELD, status: 'ended', ended_at: '2026-03-01 10:00:00', end_reason: 'creator', purge_after: '2026-03-31 10:00:00' }, null, '/api/receipt/x.php'),
     createdWithControls: createdPage(ctx, { ...CREATED, controls: { releaseAfterSilenceHours: 48, shrinkAfterFirstViewMinutes: 10, releaseState: 'held' } }, '<svg></svg>'),
     createdScheduled: createdPage(ctx, { ...CREATED, controls: { availableFrom: new Date('2026-03-05T10:00:00Z'), releaseState: 'scheduled' } }, '', true),
     notYetScheduled: notYetPage(ctx, new Date('2026-03-05T10:00:00Z')),
@@ -116,6 +117,12 @@ describe('DECISIONS 16 on the receipt page', () => {
     expect(page).toContain('data-state="released"><strong>Released</strong>: open since');
     expect(page).not.toContain('checkin');
     expect(page).toContain('Note released: it can be opened');
+  });
+
+  it('when a held note was ended before it opened, then the page says it never opened and offers no check-in', () => {
+    const page = receiptPage(context('en'), { ...HELD, status: 'ended', ended_at: '2026-03-01 10:00:00', end_reason: 'creator', purge_after: '2026-03-31 10:00:00' }, null, '/api/receipt/x.php', undefined, 'checkin-token', '/r/x/checkin');
+    expect(page).toContain('<dd id="release-state" data-state="never">it ended before it ever opened</dd>');
+    expect(page).not.toContain('checkin-button');
   });
 
   it('when a note has no time controls, then the receipt page shows no such section', () => {

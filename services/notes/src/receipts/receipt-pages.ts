@@ -55,7 +55,8 @@ export function timeControlsSection(t: Translator, receipt: ReceiptBody, checkin
   return html`<section class="card" aria-labelledby="controls-heading" id="time-controls">
   <h2 id="controls-heading">${t.t('receipt.controls.heading')}</h2>
   <dl class="facts">
-    ${release ? html`<dt>${t.t('receipt.release.label')}</dt><dd id="release-state" data-state="${release.state}"><strong>${t.t(`receipt.release.state.${release.state}`)}</strong>: ${release.state === 'released'
+    ${release && ended && release.state !== 'released' ? html`<dt>${t.t('receipt.release.label')}</dt><dd id="release-state" data-state="never">${t.t('receipt.release.endedFirst')}</dd>` : raw('')}
+    ${release && !(ended && release.state !== 'released') ? html`<dt>${t.t('receipt.release.label')}</dt><dd id="release-state" data-state="${release.state}"><strong>${t.t(`receipt.release.state.${release.state}`)}</strong>: ${release.state === 'released'
       ? t.t('receipt.release.released', { when: releasedAt ? t.dateUtc(releasedAt) : '' })
       : t.t(release.state === 'held' ? 'receipt.release.held' : 'receipt.release.scheduled', { when })}</dd>` : raw('')}
     ${receipt.shrink_after_first_view_minutes ? html`<dt>${t.t('receipt.controls.shrink')}</dt><dd id="shrink">${t.t('controls.shrink', { minutes: receipt.shrink_after_first_view_minutes })}</dd>` : raw('')}
