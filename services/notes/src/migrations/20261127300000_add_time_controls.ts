@@ -16,7 +16,8 @@ export async function up(knex: Knex): Promise<void> {
     t.integer('silence_hours').nullable();
     t.bigInteger('released_at').nullable();
     t.text('release_mail').nullable();
-    t.index(['release_at'], 'notes_release_at_idx');
+    // The sweeper asks for `released_at IS NULL AND release_at <= now`: announced notes are not scanned again.
+    t.index(['released_at', 'release_at'], 'notes_release_due_idx');
   });
   await knex.schema.alterTable('receipts', (t) => {
     t.integer('shrink_minutes').nullable();
@@ -34,7 +35,7 @@ export async function down(knex: Knex): Promise<void> {
     t.dropColumn('released_at');
   });
   await knex.schema.alterTable('notes', (t) => {
-    t.dropIndex(['release_at'], 'notes_release_at_idx');
+    t.dropIndex(['released_at', 'release_at'], 'notes_release_due_idx');
     t.dropColumn('shrink_minutes');
     t.dropColumn('shrunk_at');
     t.dropColumn('release_at');
