@@ -55,6 +55,13 @@ function creationFields(options) {
     if (!/^https?:\/\//i.test(options.webhook) || !URL.canParse(options.webhook)) throw new UsageError('--webhook must be an https:// (or http://) URL');
     fields.webhook_url = options.webhook;
   }
+  // DECISIONS 16: the creator's time controls (the server checks them against the clock and the expiry).
+  const shrink = wholeNumber(options['shrink-after-first-view'], 'shrink-after-first-view', 1, 525600);
+  if (shrink !== undefined) fields.shrink_after_first_view_minutes = shrink;
+  if (options['available-from'] !== undefined) fields.available_from = options['available-from'];
+  const silence = wholeNumber(options['release-after-silence'], 'release-after-silence', 1, 8760);
+  if (silence !== undefined) fields.release_after_silence_hours = silence;
+  if (silence !== undefined && options['available-from'] !== undefined) throw new UsageError('--available-from and --release-after-silence cannot be combined: choose one release');
   return fields;
 }
 
@@ -66,6 +73,11 @@ function notices(answer, checked) {
     lines.push('', 'Your receipt: keep this, do not share it', checked.receiptUrl,
       'Only for you: it shows whether the note was opened, by a person or a link preview, and lets you end it early.',
       'It never shows the note. Whoever has it can end the note, so do not send it with the link.');
+  }
+  if (answer.available_from !== undefined) lines.push(`It opens at ${shown(answer.available_from)} UTC; before that no one can read it.`);
+  if (answer.release_after_silence_hours !== undefined) {
+    lines.push(`It stays closed while you check in at least every ${shown(answer.release_after_silence_hours)} hours (vanish receipts checkin RECEIPT_LINK,`,
+      'or "I am still here" on the receipt page), and opens when you miss a check-in.');
   }
   if (answer.webhook_secret !== undefined) {
     lines.push('', `Webhook note reference: ${shown(answer.note_ref)}`, `Webhook signing secret (shown once, not again): ${shown(answer.webhook_secret)}`,

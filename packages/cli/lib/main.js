@@ -10,13 +10,15 @@ const { verifySite } = require('./verify-site');
 
 const USAGE = `Usage: vanish create [options] [< file]
        vanish open [options] LINK        (or: vanish open - < file-with-the-link)
-       vanish receipts list | export --out FILE | verify FILE --keys KEYS | checkin
+       vanish receipts list | export --out FILE | verify FILE --keys KEYS | checkin RECEIPT_LINK
        vanish verify-site [--manifest FILE]... URL
 
 vanish create seals a note on this machine and prints its link; the key is the part after #, which the
 server never receives. It also prints the receipt link (on stderr): keep it, do not share it.
 vanish open reads a note through the server's own note page, opens it on this machine, and prints its text.
 The key never leaves this machine. A note may be readable only once: the second time, nothing is printed.
+vanish receipts checkin tells the server "I am still here" for a note held by a dead-man's switch
+(release_after_silence_hours): it stays closed until that many hours from now.
 
 create options:
   -f, --file PATH          read the note from PATH (default: standard input)
@@ -28,6 +30,9 @@ create options:
   -n, --notify EMAIL       e-mail this address when the note is read
   -s, --send-link EMAIL    e-mail the link to this address (without the key: send that yourself)
   -w, --webhook URL        POST signed events of this note there (docs/webhooks.md); prints its secret once
+      --shrink-after-first-view MINUTES   after the first view, end the note within MINUTES
+      --available-from TIME    nobody can open it before TIME ("2026-12-24 18:00:00" UTC, or ISO 8601 with a zone)
+      --release-after-silence HOURS  a dead-man's switch: held while you check in every HOURS, opens when you miss one
       --server URL         the vanish server (default: $VANISH_URL, else ${DEFAULT_SERVER})
       --json               print every field of the server's answer, the full link and the key as JSON
 
@@ -72,6 +77,9 @@ const OPTIONS = {
   notify: { type: 'string', short: 'n' },
   'send-link': { type: 'string', short: 's' },
   webhook: { type: 'string', short: 'w' },
+  'shrink-after-first-view': { type: 'string' },
+  'available-from': { type: 'string' },
+  'release-after-silence': { type: 'string' },
   server: { type: 'string' },
   json: { type: 'boolean' },
   out: { type: 'string', short: 'o' },
@@ -81,7 +89,8 @@ const OPTIONS = {
   version: { type: 'boolean' },
 };
 const COMMAND_OPTIONS = {
-  create: ['file', 'views', 'expires', 'type', 'ask-passcode', 'passcode-file', 'notify', 'send-link', 'webhook', 'server', 'json'],
+  create: ['file', 'views', 'expires', 'type', 'ask-passcode', 'passcode-file', 'notify', 'send-link', 'webhook', 'server', 'json',
+    'shrink-after-first-view', 'available-from', 'release-after-silence'],
   open: ['out', 'passcode-file'],
   receipts: ['out', 'keys'],
   'verify-site': ['manifest'],

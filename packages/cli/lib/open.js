@@ -9,7 +9,7 @@ const envelope = require('./envelope');
 const { Refusal, UsageError, shown } = require('./errors');
 const { bodyText, send } = require('./http');
 const { noteLink } = require('./links');
-const { pageError, revealForm, revealedNote } = require('./page');
+const { notOpenYet, pageError, revealForm, revealedNote } = require('./page');
 const { askHidden, readingPasscode } = require('./passcode');
 
 const GONE = 'there is no note at this link: it was read to its last view, it expired or was ended, or it never existed';
@@ -40,7 +40,10 @@ async function reveal(link, env, passcodeFile, warn) {
   if (page.status === 404) throw new Refusal(GONE);
   if (page.status === 429) throw busy(page);
   if (page.status !== 200) throw new Refusal(`the server answered HTTP ${page.status} for the note page`);
-  const form = revealForm(await bodyText(page));
+  const pageHtml = await bodyText(page);
+  const form = revealForm(pageHtml);
+  const closed = form ? null : notOpenYet(pageHtml);
+  if (closed !== null) throw new Refusal(`the note is not open yet: ${shown(closed, 300)} Nothing was consumed`);
   if (!form) throw new Refusal(`the page at ${pageUrl} has no reveal form: is ${link.origin} a vanish server?`);
   if (form.takesKeyCheck && link.key === null) {
     throw new UsageError('this note was sealed on its writer\'s machine and the link has no key (the part after #). Ask the writer for it and give the whole link (`vanish open -` reads it from standard input). Nothing was consumed');
@@ -60,6 +63,7 @@ async function reveal(link, env, passcodeFile, warn) {
   }, link.origin);
   if (answer.status === 404) throw new Refusal(GONE);
   if (answer.status === 429) throw busy(answer);
+  if (answer.status === 409) throw new Refusal('the note is not open yet. Nothing was consumed');
   if (answer.status === 403) throw new Refusal('the server refused the reveal form (its single-use token was already used or has expired): run vanish open again. Nothing was consumed');
   const html = await bodyText(answer);
   if (answer.status === 400) throw new Refusal(`the note was not revealed: ${shown(pageError(html) ?? 'the server refused the form (HTTP 400)', 400)}`);

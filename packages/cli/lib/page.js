@@ -83,4 +83,10 @@ function pageError(html) {
   return element ? textOf(element.inner) : null;
 }
 
-module.exports = { decodeEntities, attributes, revealForm, revealedNote, pageError };
+/** DECISIONS 16: what a note page that is not open yet says (#note-opens), or null. */
+function notOpenYet(html) {
+  const element = elementById(html, 'note-opens');
+  return element ? textOf(element.inner) : null;
+}
+
+module.exports = { decodeEntities, attributes, revealForm, revealedNote, pageError, notOpenYet };

@@ -12,6 +12,7 @@ const { join } = require('node:path');
 const { Refusal, UsageError, shown } = require('./errors');
 const { bodyText, send } = require('./http');
 const { canonicalJson, verifyExportText } = require('./signed');
+const { checkin } = require('./checkin');
 
 const EXPORT_FORMAT = 'vanish-receipts/1';
 const RECEIPT_URL = /^(https?:\/\/[^/?#]+)\/r\/([A-Za-z0-9_-]{43})$/;
@@ -142,14 +143,8 @@ async function receipts(sub, options, args, io) {
   if (sub === 'export') return exportReceipts(options, io);
   if (sub === 'verify') return verify(options, args[0], io);
   if (sub === 'checkin') {
-    let checkin;
-    try {
-      checkin = require('./checkin');
-    } catch (err) {
-      if (err.code !== 'MODULE_NOT_FOUND' || !String(err.message).includes('checkin')) throw err;
-      throw new Refusal('vanish receipts checkin is not available in this build of vanish');
-    }
-    return checkin.checkin(options, args, io);
+    if (args.length !== 1) throw new UsageError('vanish receipts checkin takes one receipt link');
+    return checkin(args[0], io);
   }
   throw new UsageError(`unknown receipts command "${shown(sub ?? '')}" (they are list, export, verify and checkin)`);
 }

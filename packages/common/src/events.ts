@@ -2,7 +2,7 @@
  * Internal event contract (DECISIONS 7). `data.note_id` is an opaque note reference, never the
  * uuid; nothing here may carry an IP address, an e-mail address or content (DECISIONS 6).
  */
-export const EVENT_NAMES = ['note.created', 'note.accessed', 'note.failed_access', 'note.expired', 'note.destroyed'] as const;
+export const EVENT_NAMES = ['note.created', 'note.accessed', 'note.failed_access', 'note.expired', 'note.destroyed', 'note.released'] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 export type ExpiryType = 'view' | 'time' | 'both';
@@ -15,7 +15,7 @@ export interface EventEnvelope<E extends EventName = EventName, D = NoteEventDat
   data: D;
   /**
    * Sealed to the webhooks service (webhooks.ts, SealedWebhookPart): the uuid, access details and the
-   * note's webhook target. Only on the four SPEC 6 kinds; stats and others ignore it (DECISIONS 11).
+   * note's webhook target. Only on the webhook kinds (WEBHOOK_EVENT_NAMES); stats and others ignore it (DECISIONS 11).
    */
   webhook?: string;
 }

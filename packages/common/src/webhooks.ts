@@ -15,8 +15,8 @@ export const WEBHOOK_SEAL_PURPOSE = 'vanish.webhook-event.v1';
 /** Purpose label of a note's webhook target (URL and signing secret) as notes stores it. */
 export const WEBHOOK_TARGET_SEAL_PURPOSE = 'vanish.webhook-target.v1';
 
-/** The SPEC 6 kinds a webhook receives; `note.created` is internal only. */
-export const WEBHOOK_EVENT_NAMES = ['note.accessed', 'note.failed_access', 'note.expired', 'note.destroyed'] as const;
+/** The SPEC 6 kinds a webhook receives, and DECISIONS 16's `note.released`; `note.created` is internal only. */
+export const WEBHOOK_EVENT_NAMES = ['note.accessed', 'note.failed_access', 'note.expired', 'note.destroyed', 'note.released'] as const;
 export type WebhookEventName = (typeof WEBHOOK_EVENT_NAMES)[number];
 
 export interface AccessDetails {

@@ -64,6 +64,9 @@ export function createNotesMetrics(registry: Registry): NotesMetrics {
           case 'note.failed_access':
             failedAccess.inc();
             break;
+          case 'note.released':
+            // DECISIONS 16: an opening, not an end.
+            break;
           default:
             ended.inc({ event, reason: data.reason ?? 'unknown' });
         }

@@ -15,6 +15,7 @@ describe('matchRoute', () => {
     // Receipts (DECISIONS 12): reads and the end-now form count as views; the keys are public.
     [`/api/receipt/${'R'.repeat(43)}.php`, '/api/receipt/:id.php', 'notes', { GET: 'view', HEAD: 'view' }],
     [`/r/${'R'.repeat(43)}`, '/r/:id', 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }],
+    [`/r/${'R'.repeat(43)}/checkin`, '/r/:id/checkin', 'notes', { POST: 'view' }],
     ['/.well-known/vanish-receipt-keys.json', '/.well-known/vanish-receipt-keys.json', 'notes', { GET: undefined, HEAD: undefined }],
     // DECISIONS 16 and 17: the receipt wallet's page and the release manifest are not limited.
     ['/receipts', '/receipts', 'notes', { GET: undefined, HEAD: undefined }],
@@ -53,6 +54,7 @@ describe('redactPath', () => {
     expect(redactPath(`/${uuid}`, matchRoute(`/${uuid}`))).toBe('/:uuid');
     expect(redactPath('/unsubscribe/secret-token', matchRoute('/unsubscribe/secret-token'))).toBe('/unsubscribe/:token');
     expect(redactPath('/r/secret-receipt', matchRoute('/r/secret-receipt'))).toBe('/r/:id');
+    expect(redactPath('/r/secret-receipt/checkin', matchRoute('/r/secret-receipt/checkin'))).toBe('/r/:id/checkin');
     expect(redactPath('/api/receipt/secret-receipt.php', matchRoute('/api/receipt/secret-receipt.php'))).toBe('/api/receipt/:id.php');
   });
 

@@ -52,6 +52,8 @@ export const ROUTES: readonly GatewayRoute[] = [
   route('/.well-known/vanish-release.json', 'page', /^\/\.well-known\/vanish-release\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/receipts', 'page', /^\/receipts$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/r/:id', 'page', /^\/r\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
+  // DECISIONS 16: "I am still here", a dead-man's switch's check-in (a form post from the receipt page or the CLI).
+  route('/r/:id/checkin', 'page', /^\/r\/[^/]+\/checkin$/, 'notes', { POST: 'view' }, { secretPath: true }),
   route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
   route('/:uuid', 'page', /^\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
 ];

@@ -212,4 +212,30 @@ describe('validateCreateNote', () => {
     expect(rejection({ content: 'x', expiry_type: 'x', max_views: 0 }).code).toBe('INVALID_EXPIRY_TYPE');
     expect(rejection({ content: 'x', max_views: 0, send_link_email: 'x' }).code).toBe('INVALID_MAX_VIEWS');
   });
+
+  describe('DECISIONS 16: the creator\'s time controls (additive)', () => {
+    it('when they are given, then each is carried over; absent, null or empty, none is', () => {
+      expect(validateCreateNote({ content: 'x', shrink_after_first_view_minutes: 10, available_from: '2026-12-24 18:00:00' })).toMatchObject({
+        shrinkAfterFirstViewMinutes: 10, availableFrom: new Date('2026-12-24T18:00:00Z'),
+      });
+      expect(validateCreateNote({ content: 'x', available_from: '2026-12-24T19:00:00+01:00' }).availableFrom).toEqual(new Date('2026-12-24T18:00:00Z'));
+      expect(validateCreateNote({ content: 'x', release_after_silence_hours: 8760 }).releaseAfterSilenceHours).toBe(8760);
+      const none = validateCreateNote({ content: 'x', shrink_after_first_view_minutes: null, available_from: '', release_after_silence_hours: null });
+      expect(Object.keys(none).filter((key) => ['shrinkAfterFirstViewMinutes', 'availableFrom', 'releaseAfterSilenceHours'].includes(key))).toEqual([]);
+    });
+
+    it.each([
+      [{ shrink_after_first_view_minutes: 0 }, 'INVALID_SHRINK_AFTER_FIRST_VIEW', 'shrink_after_first_view_minutes'],
+      [{ shrink_after_first_view_minutes: 525_601 }, 'INVALID_SHRINK_AFTER_FIRST_VIEW', 'shrink_after_first_view_minutes'],
+      [{ shrink_after_first_view_minutes: '10' }, 'INVALID_SHRINK_AFTER_FIRST_VIEW', 'shrink_after_first_view_minutes'],
+      [{ available_from: '2026-02-30 10:00:00' }, 'INVALID_AVAILABLE_FROM', 'available_from'],
+      [{ available_from: '2026-12-24T18:00:00' }, 'INVALID_AVAILABLE_FROM', 'available_from'],
+      [{ available_from: 1798135200000 }, 'INVALID_AVAILABLE_FROM', 'available_from'],
+      [{ release_after_silence_hours: 0 }, 'INVALID_RELEASE_AFTER_SILENCE', 'release_after_silence_hours'],
+      [{ release_after_silence_hours: 8761 }, 'INVALID_RELEASE_AFTER_SILENCE', 'release_after_silence_hours'],
+      [{ release_after_silence_hours: 24, available_from: '2026-12-24 18:00:00' }, 'INVALID_RELEASE_AFTER_SILENCE', 'release_after_silence_hours'],
+    ])('when %j, then 400 %s naming %s', (extra, code, parameter) => {
+      expect(rejection({ content: 'x', ...extra })).toEqual({ code, parameter, status: 400 });
+    });
+  });
 });

@@ -18,6 +18,11 @@ export const MAX_VIEWS_DEFAULT = 1;
 export const PASSCODE_MAX_CODE_POINTS = 128;
 export const EMAIL_MAX_LENGTH = 254;
 export const EXPIRY_TYPES: readonly ExpiryType[] = ['view', 'time', 'both'];
+/** DECISIONS 16: a year of minutes; the shrink can only shorten the note's expiry anyway. */
+export const SHRINK_MINUTES_MIN = 1;
+export const SHRINK_MINUTES_MAX = 525_600;
+export const SILENCE_HOURS_MIN = 1;
+export const SILENCE_HOURS_MAX = 8760;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -163,6 +168,44 @@ function webhookField(body: Body): { webhookUrl?: string } {
   return url === null ? {} : { webhookUrl: url };
 }
 
+/** `YYYY-MM-DD HH:MM:SS` (UTC, SPEC's format) or ISO 8601 with a zone (`2026-12-01T09:00:00Z`, `...+01:00`). */
+const SPEC_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+export function parseReleaseTime(value: string): Date | undefined {
+  if (SPEC_TIME.test(value)) {
+    const date = new Date(`${value.replace(' ', 'T')}Z`);
+    return Number.isNaN(date.getTime()) || date.toISOString().slice(0, 19) !== value.replace(' ', 'T') ? undefined : date;
+  }
+  if (!ISO_TIME.test(value)) return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/**
+ * DECISIONS 16, additive: each present only when given, so that a 1.2.0 request validates as before.
+ * Whether the times fit the note (after now, before its expiry) is the domain's check (it has the clock).
+ */
+function timeControls(body: Body): Pick<CreateNoteInput, 'shrinkAfterFirstViewMinutes' | 'availableFrom' | 'releaseAfterSilenceHours'> {
+  const out: Pick<CreateNoteInput, 'shrinkAfterFirstViewMinutes' | 'availableFrom' | 'releaseAfterSilenceHours'> = {};
+  if (field(body, 'shrink_after_first_view_minutes') !== undefined && field(body, 'shrink_after_first_view_minutes') !== null) {
+    out.shrinkAfterFirstViewMinutes = integer(body, 'shrink_after_first_view_minutes', SHRINK_MINUTES_MIN, SHRINK_MINUTES_MAX, 0, 'INVALID_SHRINK_AFTER_FIRST_VIEW');
+  }
+  const from = field(body, 'available_from');
+  if (from !== undefined && from !== null && from !== '') {
+    const date = typeof from === 'string' ? parseReleaseTime(from) : undefined;
+    if (!date) fail('INVALID_AVAILABLE_FROM', 'available_from', 'available_from must be a time as YYYY-MM-DD HH:MM:SS (UTC) or ISO 8601 with a zone');
+    out.availableFrom = date;
+  }
+  if (field(body, 'release_after_silence_hours') !== undefined && field(body, 'release_after_silence_hours') !== null) {
+    out.releaseAfterSilenceHours = integer(body, 'release_after_silence_hours', SILENCE_HOURS_MIN, SILENCE_HOURS_MAX, 0, 'INVALID_RELEASE_AFTER_SILENCE');
+    if (out.availableFrom) {
+      fail('INVALID_RELEASE_AFTER_SILENCE', 'release_after_silence_hours', 'release_after_silence_hours and available_from cannot be combined: choose one release');
+    }
+  }
+  return out;
+}
+
 export function validateCreateNote(body: unknown): CreateNoteInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     fail('INVALID_JSON', null, 'Request body must be a JSON object');
@@ -179,5 +222,6 @@ export function validateCreateNote(body: unknown): CreateNoteInput {
     notificationEmail: email(input, 'notification_email'),
     sendLinkEmail: email(input, 'send_link_email'),
     ...webhookField(input),
+    ...timeControls(input),
   };
 }

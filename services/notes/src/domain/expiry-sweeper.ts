@@ -2,6 +2,7 @@ import type { Clock, Logger, OutgoingMessage } from '@vanish/common';
 import { noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
 import type { NoteStore } from './ports';
 import type { NoteWebhooks } from './note-webhooks';
+import { announceRelease } from './note-release';
 
 export interface ExpirySweeperOptions {
   store: NoteStore;
@@ -64,8 +65,37 @@ export class ExpirySweeper {
     await this.running;
   }
 
+  /**
+   * DECISIONS 16: announces the releases whose time has come (link e-mail and `note.released`), each
+   * once among replicas; the note itself opens at its release time whether or not this has run.
+   */
+  async releaseDue(): Promise<number> {
+    let announced = 0;
+    let examined = 0;
+    while (examined < this.maxPerRun) {
+      const now = this.clock.now();
+      const due = await this.store.findDueReleases(now, this.batchSize);
+      for (const candidate of due) {
+        const messages = await this.store.transaction(async (tx) => {
+          const state = await tx.lock(candidate.lookup);
+          return state ? announceRelease(tx, candidate.lookup, state, now, this.webhooks) : null;
+        });
+        if (!messages) continue;
+        announced += 1;
+        notifyObserver(this.events, messages);
+      }
+      examined += due.length;
+      if (due.length < this.batchSize) break;
+    }
+    return announced;
+  }
+
   /** One sweep; returns how many notes this sweeper ended. */
   async sweepOnce(): Promise<number> {
+    await this.releaseDue().catch((err: unknown) => {
+      if (this.options.reportedAsOutage?.(err)) return;
+      this.logger.warn('release announcements failed; will retry', { err: (err as Error).message });
+    });
     let ended = 0;
     let examined = 0;
     while (examined < this.maxPerRun) {
@@ -85,7 +115,8 @@ export class ExpirySweeper {
       const state = await tx.lock(lookup);
       if (!state || state.expiresAt.getTime() > now.getTime()) return null;
       if (!(await tx.delete(lookup))) return null;
-      const reason = state.expiryType === 'view' ? 'retention' : 'time';
+      // DECISIONS 16: a view note whose first view shrank its expiry ends by time, not by retention.
+      const reason = state.expiryType === 'view' && !state.controls?.shrunkAt ? 'retention' : 'time';
       let out: OutgoingMessage[] = [noteEventMessage('note.expired', { note_id: state.noteRef, reason, was_read: state.currentViews > 0 }, now)];
       if (this.webhooks) out = this.webhooks.attach(out, { uuid: null, access: null, target: state.webhookBox ?? null });
       await tx.enqueue(out);

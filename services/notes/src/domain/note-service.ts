@@ -4,7 +4,8 @@ import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult
 import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
 import { packNotificationAddress, unpackNotificationAddress } from './notification-address';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
-import type { NoteRecord, NoteStore, ReceiptEntry } from './ports';
+import type { NoteRecord, NoteStore, NoteTimeControls, ReceiptEntry } from './ports';
+import { announceRelease, controlsView, isHeldAt } from './note-release';
 import type { ReceiptIds } from '../receipts/receipt-ids';
 import { webhooksDisabledError, type NoteWebhooks, type RequestAccess, type WebhookContext } from './note-webhooks';
 
@@ -93,8 +94,9 @@ export class NoteService implements NotesApi {
       webhook = await this.webhooks.register(input.webhookUrl);
     }
     const now = this.clock.now();
-    const uuid = this.crypto.newUuid();
     const expiresAt = new Date(now.getTime() + (input.expiryType === 'view' ? this.retentionMs : input.expiryHours * HOUR_MS));
+    const releaseAt = releaseTimeOf(input, now, expiresAt);
+    const uuid = this.crypto.newUuid();
     const maxViews = input.expiryType === 'time' ? TIME_NOTE_MAX_VIEWS : input.maxViews;
     const passcode = input.passcode === '' ? null : input.passcode;
     const keyCheck = input.keyCheck ?? null;
@@ -120,8 +122,9 @@ export class NoteService implements NotesApi {
     };
     const url = `${this.publicBaseUrl}/${uuid}`;
     const messages: OutgoingMessage[] = [noteEventMessage('note.created', { note_id: note.noteRef, expiry_type: input.expiryType }, now)];
+    let linkMail: OutgoingMessage | null = null;
     if (input.sendLinkEmail) {
-      messages.push(mailCommandMessage(this.mailSealer, {
+      linkMail = mailCommandMessage(this.mailSealer, {
         kind: 'link',
         to: input.sendLinkEmail,
         link: url,
@@ -132,8 +135,19 @@ export class NoteService implements NotesApi {
         // DECISIONS 13: the server never had the key, so the mail carries the link without it.
         ...(keyCheck !== null ? { key_separately: true } : {}),
         ...(input.lang && input.lang !== 'en' ? { lang: input.lang } : {}),
-      }, now));
+      }, now);
     }
+    const controls: NoteTimeControls | undefined = input.shrinkAfterFirstViewMinutes !== undefined || releaseAt !== null ? {
+      shrinkMinutes: input.shrinkAfterFirstViewMinutes ?? null,
+      shrunkAt: null,
+      releaseAt,
+      silenceHours: input.releaseAfterSilenceHours ?? null,
+      releasedAt: null,
+      // DECISIONS 16: a gated note's link e-mail waits for its release, still sealed to the mailer.
+      releaseMail: releaseAt !== null && linkMail ? JSON.stringify(linkMail) : null,
+    } : undefined;
+    if (linkMail && releaseAt === null) messages.push(linkMail);
+    if (controls) note.controls = controls;
     await this.store.insertNew(note, messages);
     notifyObserver(this.events, messages);
     const receiptUrl = receiptId !== undefined ? { receiptUrl: `${this.publicBaseUrl}/r/${receiptId}` } : {};
@@ -141,13 +155,17 @@ export class NoteService implements NotesApi {
       uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now, noteRef: note.noteRef,
       ...receiptUrl,
       ...(webhook ? { webhookSecret: webhook.secret } : {}),
+      ...(controls ? { controls: controlsView(controls, now) } : {}),
     };
   }
 
   async metadata(uuid: string): Promise<NoteMetadata> {
-    const note = await this.store.findActive(this.crypto.lookup(uuid), this.clock.now());
+    const now = this.clock.now();
+    const note = await this.store.findActive(this.crypto.lookup(uuid), now);
     if (!note) throw new NoteNotFoundError();
+    const controls = controlsView(note.controls, now);
     return {
+      ...(controls ? { controls } : {}),
       hasPasscode: note.hasPasscode,
       clientEncrypted: Boolean(note.keyCheckBox),
       expiryType: note.expiryType,
@@ -161,8 +179,13 @@ export class NoteService implements NotesApi {
   async reveal(uuid: string, passcode: string | null, keyCheck: string | null = null, access?: RequestAccess): Promise<RevealResult> {
     const context = { uuid, access: access ?? null };
     const lookup = this.crypto.lookup(uuid);
-    const note = await this.store.findActive(lookup, this.clock.now());
+    const seenAt = this.clock.now();
+    const note = await this.store.findActive(lookup, seenAt);
     if (!note) return { outcome: 'not_found' };
+    // DECISIONS 16: before its release nothing is checked, consumed or counted (the claims re-check it).
+    if (isHeldAt(note.controls, seenAt)) {
+      return { outcome: 'not_yet', opensAt: note.controls?.silenceHours ? null : note.controls!.releaseAt };
+    }
     // DECISIONS 13: no view, no passcode work and no lock-out count without proof of the fragment key.
     const clientEncrypted = Boolean(note.keyCheckBox);
     if (clientEncrypted && (keyCheck === null || !this.crypto.matchesKeyCheck(uuid, keyCheck, sealedOf(note)))) {
@@ -274,6 +297,8 @@ export class NoteService implements NotesApi {
       const state = await tx.lock(lookup);
       if (!state) throw new Error('a claimed note vanished inside its transaction');
       const destroyed = state.currentViews >= state.maxViews;
+      // DECISIONS 16: a release not announced yet is announced before its first reveal.
+      const released = await announceRelease(tx, lookup, state, now, this.webhooks);
       let messages = [noteEventMessage('note.accessed', { note_id: state.noteRef }, now)];
       if (notification !== null) {
         messages.push(mailCommandMessage(this.mailSealer, {
@@ -292,9 +317,13 @@ export class NoteService implements NotesApi {
       messages = this.withWebhookParts(messages, { ...context, target: state.webhookBox ?? null });
       await tx.enqueue(messages);
       const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'reveal', ...(this.releaseDigest ? { releaseDigest: this.releaseDigest } : {}) }];
+      // DECISIONS 16: the claim that made the first view also shrank the expiry (same UPDATE); its receipt follows.
+      if (state.currentViews === 1 && state.controls?.shrunkAt && state.controls.shrunkAt.getTime() === now.getTime()) {
+        receipt.push({ noteRef: state.noteRef, at: now, kind: 'shrink', expiresAt: state.expiresAt });
+      }
       if (destroyed) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'views' });
       await tx.recordReceipt(receipt);
-      return { messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };
+      return { messages: released ? [...released, ...messages] : messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };
     });
     if (!result) return { outcome: 'not_found' };
     notifyObserver(this.events, result.messages);
@@ -325,6 +354,27 @@ export class NoteService implements NotesApi {
     notifyObserver(this.events, result.messages);
     return { outcome: 'wrong_passcode', attemptsLeft: result.attemptsLeft, lockedOut: result.lockedOut };
   }
+}
+
+/**
+ * DECISIONS 16: when the note opens, or null when it is not gated. A release must come after the
+ * creation and before the note's expiry (a note that ends unreleased would be a promise not kept).
+ */
+function releaseTimeOf(input: CreateNoteInput, now: Date, expiresAt: Date): Date | null {
+  if (input.availableFrom) {
+    if (input.availableFrom.getTime() <= now.getTime() || input.availableFrom.getTime() >= expiresAt.getTime()) {
+      throw new ValidationError('INVALID_AVAILABLE_FROM', `available_from must be after now and before the note expires (${formatTimestamp(expiresAt)} UTC)`, { parameter: 'available_from' });
+    }
+    return input.availableFrom;
+  }
+  if (input.releaseAfterSilenceHours !== undefined) {
+    const first = new Date(now.getTime() + input.releaseAfterSilenceHours * HOUR_MS);
+    if (first.getTime() >= expiresAt.getTime()) {
+      throw new ValidationError('INVALID_RELEASE_AFTER_SILENCE', `release_after_silence_hours must end before the note expires (${formatTimestamp(expiresAt)} UTC)`, { parameter: 'release_after_silence_hours' });
+    }
+    return first;
+  }
+  return null;
 }
 
 /** Tries left for the next guess: neither counted failures nor checks under way can be used again. */

@@ -22,6 +22,25 @@ export interface CreateNoteInput {
   webhookUrl?: string | null;
   /** The language of the page that created the note (issue 20): its link e-mail is written in it. Absent: English. */
   lang?: string;
+  /** DECISIONS 16: the first reveal ends the note at most this many minutes later. */
+  shrinkAfterFirstViewMinutes?: number;
+  /** DECISIONS 16: nothing can open the note before this time. */
+  availableFrom?: Date;
+  /** DECISIONS 16: a dead-man's switch; held while the creator checks in within this many hours. */
+  releaseAfterSilenceHours?: number;
+}
+
+/** DECISIONS 16: where a gated note stands; `released` once its time has come. */
+export type ReleaseState = 'scheduled' | 'held' | 'released';
+
+/** DECISIONS 16, as the creation answer, metadata and pages say it; each absent when not set. */
+export interface TimeControlsView {
+  shrinkAfterFirstViewMinutes?: number;
+  /** A fixed release time (available_from). */
+  availableFrom?: Date;
+  releaseAfterSilenceHours?: number;
+  /** Only for a gated note. */
+  releaseState?: ReleaseState;
 }
 
 export interface CreatedNote {
@@ -38,6 +57,8 @@ export interface CreatedNote {
   noteRef?: string;
   /** DECISIONS 11: the webhook's signing secret (`whsec_…`), shown once; only with a webhook_url. */
   webhookSecret?: string;
+  /** DECISIONS 16: the time controls given at creation. */
+  controls?: TimeControlsView;
 }
 
 export interface NoteMetadata {
@@ -49,6 +70,8 @@ export interface NoteMetadata {
   maxViews: number;
   currentViews: number;
   createdAt: Date;
+  /** DECISIONS 16 (additive; absent for a note made without them). */
+  controls?: TimeControlsView;
 }
 
 export type RevealResult =
@@ -59,6 +82,8 @@ export type RevealResult =
   | { outcome: 'wrong_passcode'; attemptsLeft: number; lockedOut: boolean }
   /** Every attempt left is being checked right now; this guess was not checked nor counted. */
   | { outcome: 'attempts_busy' }
+  /** DECISIONS 16: not released yet; nothing consumed, nothing counted. `opensAt` null: a switch, held. */
+  | { outcome: 'not_yet'; opensAt: Date | null }
   | { outcome: 'not_found' };
 
 export interface NotesApi {

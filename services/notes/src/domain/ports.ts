@@ -33,6 +33,27 @@ export interface NoteRecord {
   receiptBox?: Buffer | null;
   /** DECISIONS 11: the webhook URL and secret sealed to the webhooks service; null without a webhook. */
   webhookBox?: string | null;
+  /** DECISIONS 16 (absent or null: none of them): see NoteTimeControls. */
+  controls?: NoteTimeControls;
+}
+
+/**
+ * DECISIONS 16, the creator's time controls as stored. `releaseAt` is when the note opens: a fixed
+ * time (available_from), or for a dead-man's switch the end of the current silence period, which each
+ * check-in moves forward. Nothing can consume a view or count a lock-out before it.
+ */
+export interface NoteTimeControls {
+  /** shrink_after_first_view_minutes. */
+  shrinkMinutes: number | null;
+  /** When the first view shrank expires_at (at most once). */
+  shrunkAt: Date | null;
+  releaseAt: Date | null;
+  /** release_after_silence_hours: set for a dead-man's switch. */
+  silenceHours: number | null;
+  /** When the release was announced (its link e-mail and `note.released` enqueued), at most once. */
+  releasedAt: Date | null;
+  /** The link e-mail as an outbox message, sealed to the mailer at creation, sent at the release. */
+  releaseMail: string | null;
 }
 
 /** The counters of a note, read under the row lock inside a transaction. */
@@ -47,6 +68,13 @@ export interface NoteState {
   expiresAt: Date;
   /** The sealed webhook target (DECISIONS 11), for the note's events; null or absent without one. */
   webhookBox?: string | null;
+  /** DECISIONS 16 (absent: a store that predates them, read as none). */
+  controls?: NoteTimeControls;
+}
+
+/** A note whose release time has come and whose release is not announced yet (DECISIONS 16). */
+export interface DueRelease {
+  lookup: string;
 }
 
 /** A note whose expires_at has passed, as listed for the sweeper. */
@@ -61,8 +89,23 @@ export interface ExpiredNote {
  */
 export interface NoteTransaction {
   insert(note: NoteRecord): Promise<void>;
-  /** current_views + 1 when the note exists, is unexpired at `now` and current_views < max_views. */
+  /**
+   * current_views + 1 when the note exists, is unexpired at `now`, is released at `now` (DECISIONS 16:
+   * no release_at, or release_at at or before `now`) and current_views < max_views. In the same UPDATE,
+   * the first view of a note with shrink_minutes sets expires_at to the earlier of itself and
+   * `now` + shrink_minutes, and shrunk_at to `now`.
+   */
   claimView(lookup: string, now: Date): Promise<boolean>;
+  /**
+   * DECISIONS 16: marks the release announced (released_at = `now`) when release_at is at or before
+   * `now` and it was not announced yet; false otherwise (another replica did it, or not due).
+   */
+  markReleased(lookup: string, now: Date): Promise<boolean>;
+  /**
+   * DECISIONS 16, a check-in: release_at = `next` for a dead-man's switch that is still held at `now`
+   * (release_at after `now`) and unexpired; false otherwise (released, ended, no switch).
+   */
+  checkIn(lookup: string, now: Date, next: Date): Promise<boolean>;
   /**
    * Settles a reserved attempt as wrong: failed_attempts + 1 and attempts_in_flight - 1, when the
    * note exists and is unexpired at `now`.
@@ -97,13 +140,21 @@ export type ReceiptEntry =
   | { noteRef: string; at: Date; kind: 'reveal'; releaseDigest?: string }
   | { noteRef: string; at: Date; kind: 'wrong_passcode' }
   | { noteRef: string; at: Date; kind: 'page_fetch'; client: ClientClass }
-  | { noteRef: string; at: Date; kind: 'end'; reason: NoteEndReason };
+  | { noteRef: string; at: Date; kind: 'end'; reason: NoteEndReason }
+  /** DECISIONS 16: the first view shrank the note's expiry to `expiresAt` (the receipt's expires_at follows). */
+  | { noteRef: string; at: Date; kind: 'shrink'; expiresAt: Date }
+  /** DECISIONS 16: the creator checked in; the switch now opens at `releaseAt` unless they check in again. */
+  | { noteRef: string; at: Date; kind: 'checkin'; releaseAt: Date }
+  /** DECISIONS 16: the note opened at `at`; its release was announced (e-mail, note.released) at `announcedAt`. */
+  | { noteRef: string; at: Date; kind: 'release'; announcedAt: Date };
 
 export interface NoteStore {
   /** The note when it exists and `now` is before its expires_at; never changes anything. */
   findActive(lookup: string, now: Date): Promise<NoteRecord | null>;
   /** Up to `limit` notes whose expires_at is at or before `now`, oldest first. */
   findExpired(now: Date, limit: number): Promise<ExpiredNote[]>;
+  /** DECISIONS 16: up to `limit` unexpired notes whose release_at is at or before `now` and not announced yet. */
+  findDueReleases(now: Date, limit: number): Promise<DueRelease[]>;
   /**
    * Stores a new note and its outbox messages: both commit together or neither does. Separate from
    * `transaction` so that a store may commit concurrent creations together (group commit).
@@ -112,7 +163,7 @@ export interface NoteStore {
   /**
    * Reserves one passcode check before it runs, committed at once, so that replicas see it:
    * attempts_in_flight + 1 and attempts_reserved_until = `until` when the note exists, is
-   * unexpired at `now` and failed_attempts + attempts_in_flight < `limit`. False when refused
+   * unexpired and released at `now` and failed_attempts + attempts_in_flight < `limit`. False when refused
    * (gone, or every attempt counted or under way). The reservation is settled in a transaction by
    * countFailedAttempt, refundAttempt or, once `until` has passed, countAbandonedAttempts.
    */

@@ -82,6 +82,36 @@ describe('API routes', () => {
     });
   });
 
+  it('when a note has time controls (DECISIONS 16), then creation and metadata add their fields, as the OpenAPI document describes them', async () => {
+    notes.create = async (input) => {
+      expect(input).toMatchObject({ availableFrom: new Date('2026-03-05T10:00:00Z'), shrinkAfterFirstViewMinutes: 10 });
+      return {
+        uuid: UUID, url: `https://n.example/${UUID}`, expiryType: 'view', expiresAt: new Date('2026-04-04T05:06:07Z'), maxViews: 5, hasPasscode: false,
+        createdAt: new Date('2026-03-04T05:06:07Z'), receiptUrl: `https://n.example/r/${'R'.repeat(43)}`,
+        controls: { availableFrom: new Date('2026-03-05T10:00:00Z'), shrinkAfterFirstViewMinutes: 10, releaseState: 'scheduled' },
+      };
+    };
+    const created = await call('POST', '/api/create.php', { content: 'x', max_views: 5, available_from: '2026-03-05T11:00:00+01:00', shrink_after_first_view_minutes: 10 });
+    expect(created.json).toMatchObject({ available_from: '2026-03-05 10:00:00', shrink_after_first_view_minutes: 10, release_state: 'scheduled' });
+    notes.metadata = async () => ({
+      hasPasscode: false, expiryType: 'view', expiresAt: new Date('2026-04-04T05:06:07Z'), maxViews: 5, currentViews: 0, createdAt: new Date('2026-03-04T05:06:07Z'),
+      controls: { releaseAfterSilenceHours: 24, releaseState: 'held' },
+    });
+    const { json } = await call('GET', `/api/view/${UUID}.php`);
+    expect(json.note).toMatchObject({ release_after_silence_hours: 24, release_state: 'held' });
+    expect(json.note.available_from).toBeUndefined();
+  });
+
+  it.each([
+    [{ shrink_after_first_view_minutes: 0 }, 'INVALID_SHRINK_AFTER_FIRST_VIEW', 'shrink_after_first_view_minutes'],
+    [{ available_from: 'tomorrow' }, 'INVALID_AVAILABLE_FROM', 'available_from'],
+    [{ release_after_silence_hours: 1.5 }, 'INVALID_RELEASE_AFTER_SILENCE', 'release_after_silence_hours'],
+  ])('when a time control is malformed (%j), then 400 %s in the error shape', async (extra, code, parameter) => {
+    const { status, json } = await call('POST', '/api/create.php', { content: 'x', ...extra });
+    expect(status).toBe(400);
+    expect(json).toMatchObject({ code, details: { parameter } });
+  });
+
   it('when a malformed uuid is asked for, then 404 without asking the domain', async () => {
     notes.metadata = async () => { throw new Error('must not be called'); };
     expect((await call('GET', '/api/view/xyz.php')).json.code).toBe('NOTE_NOT_FOUND');

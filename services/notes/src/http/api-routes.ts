@@ -7,7 +7,7 @@ import {
   formatTimestamp, isUndecodablePath, jsonBody, methodsOnly, routeName, type Logger, type Outages,
 } from '@vanish/common';
 import { validateCreateNote } from '../domain/create-note-validator';
-import type { CreatedNote, NoteMetadata, NotesApi } from '../domain/notes';
+import type { CreatedNote, NoteMetadata, NotesApi, TimeControlsView } from '../domain/notes';
 
 /** The repository's OpenAPI document (services/notes/openapi/openapi.json), same path from src/ and dist/. */
 export const OPENAPI_DOCUMENT_FILE = join(__dirname, '..', '..', 'openapi', 'openapi.json');
@@ -66,6 +66,18 @@ export function createdBody(note: CreatedNote) {
     // DECISIONS 11 (additive): the note's reference always, the webhook's secret once, with a webhook_url.
     ...(note.noteRef !== undefined ? { note_ref: note.noteRef } : {}),
     ...(note.webhookSecret !== undefined ? { webhook_secret: note.webhookSecret } : {}),
+    ...controlsFields(note.controls),
+  };
+}
+
+/** DECISIONS 16 (additive): each field only when the note has that control. */
+export function controlsFields(controls: TimeControlsView | undefined) {
+  if (!controls) return {};
+  return {
+    ...(controls.shrinkAfterFirstViewMinutes !== undefined ? { shrink_after_first_view_minutes: controls.shrinkAfterFirstViewMinutes } : {}),
+    ...(controls.availableFrom !== undefined ? { available_from: formatTimestamp(controls.availableFrom) } : {}),
+    ...(controls.releaseAfterSilenceHours !== undefined ? { release_after_silence_hours: controls.releaseAfterSilenceHours } : {}),
+    ...(controls.releaseState !== undefined ? { release_state: controls.releaseState } : {}),
   };
 }
 
@@ -82,6 +94,7 @@ export function metadataBody(uuid: string, note: NoteMetadata) {
       current_views: note.currentViews,
       is_destroyed: false,
       created_at: formatTimestamp(note.createdAt),
+      ...controlsFields(note.controls),
     },
   };
 }

@@ -7,7 +7,7 @@ export interface UsedTokenStore {
   consume(tokenId: string, expiresAt: Date): Promise<boolean>;
 }
 
-export type FormPurpose = 'create' | 'reveal' | 'end-note';
+export type FormPurpose = 'create' | 'reveal' | 'end-note' | 'checkin';
 
 interface TokenPayload {
   p: FormPurpose;

@@ -14,13 +14,14 @@ describe('page routes: the reveal POST', () => {
   let server: Listening;
   let base: string;
   let outcome: RevealResult;
+  let meta: NoteMetadata = META;
   const clock = new ManualClock();
   const tokens = new FormTokens(Buffer.alloc(32, 7), new MemoryUsedTokenStore(clock), clock, 60_000);
 
   beforeEach(async () => {
     const notes: NotesApi = {
       create: async () => { throw new Error('not scripted'); },
-      metadata: async () => META,
+      metadata: async () => meta,
       reveal: async () => outcome,
       takedown: async () => false,
     };
@@ -53,5 +54,24 @@ describe('page routes: the reveal POST', () => {
     const res = await reveal('a guess');
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('3 tries left');
+  });
+
+  it('when the note is not released yet (DECISIONS 16), then 409, the page says when it opens, and it has no form to post', async () => {
+    outcome = { outcome: 'not_yet', opensAt: new Date('2026-03-05T10:00:00Z') };
+    const res = await reveal('a guess');
+    expect(res.status).toBe(409);
+    const page = await res.text();
+    expect(page).toContain('<p id="note-opens">It opens on March 5, 2026 at 10:00 AM UTC. Come back then.</p>');
+    expect(page).not.toContain('name="form_token"');
+  });
+
+  it('when a held note\'s page is fetched, then it says it is held and carries no reveal form nor token', async () => {
+    meta = { ...META, controls: { releaseAfterSilenceHours: 24, releaseState: 'held' } };
+    const res = await fetch(`${base}/${UUID}`);
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).toContain('it opens only if they stop checking in');
+    expect(page).not.toContain('name="form_token"');
+    meta = META;
   });
 });

@@ -55,6 +55,22 @@ describe('page routes: languages, theme and expiry presets (issue 20)', () => {
   };
   const token = (body: string) => /name="form_token" value="([^"]+)"/.exec(body)![1]!;
 
+  it('when the create form carries the time controls (DECISIONS 16), then the page\'s UTC time and numbers reach the domain; a bad one is refused on the form, in the reader\'s language', async () => {
+    const page = (await get('/')).body;
+    expect(page).toContain('<details id="time-controls-fields">');
+    const created = await post('/', {
+      form_token: token(page), content: 'later', expiry_type: 'view', max_views: '2',
+      available_from: '2026-12-24T18:00', shrink_after_first_view_minutes: '10', release_after_silence_hours: '',
+    });
+    expect(created.status).toBe(200);
+    expect(notes.created[0]).toMatchObject({ availableFrom: new Date('2026-12-24T18:00:00Z'), shrinkAfterFirstViewMinutes: 10 });
+    expect(notes.created[0]!.releaseAfterSilenceHours).toBeUndefined();
+    const refused = await post('/', { form_token: token((await get('/')).body), content: 'x', release_after_silence_hours: '0' }, { cookie: 'lang=de' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('<details id="time-controls-fields" open>');
+    expect(refused.body).toContain('Geben Sie eine ganze Zahl von Stunden von 1 bis 8760 an');
+  });
+
   it('when nothing is chosen, then the page is English; Accept-Language picks a language, a region falling back to its language', async () => {
     expect(lang((await get('/')).body)).toEqual(['en', 'ltr']);
     expect(lang((await get('/', { 'accept-language': 'de-AT,de;q=0.9,en;q=0.5' })).body)).toEqual(['de', 'ltr']);

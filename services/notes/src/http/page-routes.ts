@@ -14,7 +14,7 @@ import type { ExpiryPreset } from './pages/expiry-presets';
 import { Translations, isLocale } from './pages/i18n';
 import {
   type CreateFormValues, type PageContext, createPage, createdPage, errorPage, forbiddenPage,
-  formErrorMessage, notFoundPage, notePage, revealedPage,
+  formErrorMessage, notFoundPage, notePage, notYetPage, revealedPage,
 } from './pages/templates';
 
 export interface PageRoutesDeps {
@@ -37,7 +37,12 @@ export interface PageRoutesDeps {
 const COOKIE_MAX_AGE_MS = 365 * 24 * 3_600_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const FORM_FIELDS = ['content', 'expiry_type', 'expiry_preset', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url'] as const;
+const FORM_FIELDS = [
+  'content', 'expiry_type', 'expiry_preset', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url',
+  'shrink_after_first_view_minutes', 'available_from', 'release_after_silence_hours',
+] as const;
+/** A browser's datetime-local value (no zone): the page says it is UTC. */
+const LOCAL_DATE_TIME = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::(\d{2}))?$/;
 const USER_AGENT_MAX_LENGTH = 512;
 
 class PageNotFound extends Error {}
@@ -139,6 +144,12 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
       if (outage) outage.failed({ requestId: res.locals.requestId, task: 'receipt of a page fetch', err });
       else deps.logger.warn('receipt: page fetch not recorded', { requestId: res.locals.requestId, err: describe(err) });
     });
+    // DECISIONS 16: not open yet: the page says when (or that it is held) and offers nothing to post.
+    const release = meta.controls?.releaseState;
+    if (release === 'scheduled' || release === 'held') {
+      send(res, 200, notYetPage(context(req, true), release === 'scheduled' ? meta.controls!.availableFrom ?? null : null));
+      return;
+    }
     send(res, 200, notePage(context(req, true), meta, deps.formTokens.issue('reveal', uuid)));
   });
 
@@ -166,6 +177,10 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
         send(res, 400, notePage({ ...ctx, switcher: true }, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('note.wrongPasscode', { tries: result.attemptsLeft })));
         return;
       }
+      case 'not_yet':
+        // DECISIONS 16: nothing was checked, consumed or counted.
+        send(res, 409, notYetPage({ ...ctx, switcher: true }, result.opensAt));
+        return;
       case 'attempts_busy': {
         // Every try left is being checked by other requests right now (DECISIONS 3): this one was
         // neither checked nor counted.
@@ -274,11 +289,14 @@ function formToRequest(fields: Record<string, string | undefined>): Record<strin
   // DECISIONS 13: the page's script sends client_encrypted=true with an envelope; any other value is not the flag.
   if (fields.client_encrypted === 'true') request.client_encrypted = true;
   else delete request.client_encrypted;
-  for (const name of ['expiry_time', 'max_views']) {
+  for (const name of ['expiry_time', 'max_views', 'shrink_after_first_view_minutes', 'release_after_silence_hours']) {
     const value = fields[name];
     if (value === undefined || value.trim() === '') delete request[name];
     else if (/^\s*\d{1,6}\s*$/.test(value)) request[name] = Number(value);
   }
+  // DECISIONS 16: the page's release time is UTC, as its label says.
+  const from = LOCAL_DATE_TIME.exec(fields.available_from?.trim() ?? '');
+  if (from) request.available_from = `${from[1]} ${from[2]}:${from[3] ?? '00'}`;
   if (fields.expiry_type === 'view') delete request.expiry_time;
   if (fields.expiry_type === 'time') delete request.max_views;
   return request;

@@ -11,12 +11,20 @@ export interface StoredReceipt {
   expiresAt: Date;
   endedAt: Date | null;
   endReason: NoteEndReason | null;
+  /** DECISIONS 16: shrink_after_first_view_minutes (null or absent: none). */
+  shrinkMinutes?: number | null;
+  /** DECISIONS 16: when the note opens (a switch: the end of the current silence period); null: no gate. */
+  releaseAt?: Date | null;
+  /** DECISIONS 16: release_after_silence_hours of a dead-man's switch. */
+  silenceHours?: number | null;
+  /** DECISIONS 16: when its release was announced. */
+  releasedAt?: Date | null;
 }
 
 /** One timeline row as read back, oldest first. */
 export interface StoredReceiptEvent {
   at: Date;
-  kind: 'reveal' | 'wrong_passcode' | 'page_fetch' | 'end';
+  kind: 'reveal' | 'wrong_passcode' | 'page_fetch' | 'end' | 'shrink' | 'checkin' | 'release';
   client: ClientClass | null;
   reason: NoteEndReason | null;
   /** Reveals: the release manifest digest served then (DECISIONS 17); null for reveals recorded before. */

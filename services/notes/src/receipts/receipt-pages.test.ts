@@ -1,5 +1,5 @@
 import { LOCALES, Translations, readCatalogue, type Locale } from '../http/pages/i18n';
-import { createPage, createdPage, type PageContext } from '../http/pages/templates';
+import { createPage, createdPage, notYetPage, type PageContext } from '../http/pages/templates';
 import { CREATOR_MARK_COOKIE, creatorMark, hasCreatorMark } from './creator-mark';
 import { confirmEndPage, receiptGuardPage, receiptNotFoundPage, receiptPage, walletPage } from './receipt-pages';
 import type { ReceiptBody } from './receipt-service';
@@ -27,6 +27,17 @@ const CREATED = {
   receiptUrl: 'http://127.0.0.1/r/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', noteRef: 'f'.repeat(32), webhookSecret: 'whsec_c2VjcmV0',
 };
 
+/** DECISIONS 16: a held dead-man's switch with a shrink, and one released at a time. */
+const HELD: ReceiptBody = {
+  ...ACTIVE, shrink_after_first_view_minutes: 10,
+  release: { kind: 'silence', state: 'held', opens_at: '2026-03-03 09:00:00', silence_hours: 48, released_at: null },
+  timeline: [...ACTIVE.timeline, { at: '2026-03-01 09:30:00', event: 'checkin' }],
+};
+const RELEASED: ReceiptBody = {
+  ...ENDED, release: { kind: 'at', state: 'released', opens_at: '2026-03-01 09:25:00', silence_hours: null, released_at: '2026-03-01 09:25:01' },
+  timeline: [...ENDED.timeline.slice(0, 3), { at: '2026-03-01 09:25:00', event: 'release' }, { at: '2026-03-01 09:30:00', event: 'reveal' }, { at: '2026-03-01 09:30:00', event: 'shrink' }],
+};
+
 /** The pages a reader of another language must see without a word of English left in them. */
 function pages(locale: Locale): Record<string, string> {
   const ctx = context(locale);
@@ -40,6 +51,13 @@ function pages(locale: Locale): Record<string, string> {
     createdWithWebhook: createdPage(ctx, CREATED, '<svg></svg>'),
     createdInBrowser: createdPage(ctx, CREATED, '', true),
     create: createPage(ctx, 'token'),
+    receiptHeld: receiptPage(ctx, HELD, 'token', '/api/receipt/x.php', undefined, 'checkin-token', '/r/x/checkin'),
+    receiptReleased: receiptPage(ctx, RELEASED, null, '/api/receipt/x.php'),
+    receiptEndedHeld: receiptPage(ctx, { ...HELD, status: 'ended', ended_at: '2026-03-01 10:00:00', end_reason: 'creator', purge_after: '2026-03-31 10:00:00' }, null, '/api/receipt/x.php'),
+    createdWithControls: createdPage(ctx, { ...CREATED, controls: { releaseAfterSilenceHours: 48, shrinkAfterFirstViewMinutes: 10, releaseState: 'held' } }, '<svg></svg>'),
+    createdScheduled: createdPage(ctx, { ...CREATED, controls: { availableFrom: new Date('2026-03-05T10:00:00Z'), releaseState: 'scheduled' } }, '', true),
+    notYetScheduled: notYetPage(ctx, new Date('2026-03-05T10:00:00Z')),
+    notYetHeld: notYetPage(ctx, null),
   };
 }
 
@@ -85,6 +103,34 @@ describe('receipt and created pages in every language (issue 20)', () => {
     expect(page).toContain('Note page fetched without opening the note (link preview bot); no view used');
     expect(page).toContain('Note destroyed after five wrong passcodes');
     expect(page).toContain('after 2 views or at March 2, 2026 at 9:00 AM UTC, whichever comes first');
+  });
+});
+
+describe('DECISIONS 16 on the receipt page', () => {
+  it('when a dead-man\'s switch is held, then the page says "held", when it opens, and offers "I am still here" as a form to its own check-in path', () => {
+    const page = receiptPage(context('en'), HELD, 'token', '/api/receipt/x.php', undefined, 'checkin-token', '/r/x/checkin');
+    expect(page).toContain('<dd id="release-state" data-state="held"><strong>Held</strong>: opens on March 3, 2026 at 9:00 AM UTC unless you check in before then</dd>');
+    expect(page).toMatch(/<form method="post" action="\/r\/x\/checkin">\s*<input type="hidden" name="form_token" value="checkin-token">\s*<button type="submit" id="checkin-button">I am still here<\/button>/);
+    expect(page).toContain('Each check-in keeps the note closed for 48 more hours from now.');
+    expect(page).toContain('<dd id="shrink">After the first view it ends within 10 minutes.</dd>');
+    expect(page).toContain('not encryption that time unlocks');
+  });
+
+  it('when a note was scheduled and has opened, then the page says "released" and offers no check-in', () => {
+    const page = receiptPage(context('en'), RELEASED, null, '/api/receipt/x.php');
+    expect(page).toContain('data-state="released"><strong>Released</strong>: open since');
+    expect(page).not.toContain('checkin');
+    expect(page).toContain('Note released: it can be opened');
+  });
+
+  it('when a held note was ended before it opened, then the page says it never opened and offers no check-in', () => {
+    const page = receiptPage(context('en'), { ...HELD, status: 'ended', ended_at: '2026-03-01 10:00:00', end_reason: 'creator', purge_after: '2026-03-31 10:00:00' }, null, '/api/receipt/x.php', undefined, 'checkin-token', '/r/x/checkin');
+    expect(page).toContain('<dd id="release-state" data-state="never">it ended before it ever opened</dd>');
+    expect(page).not.toContain('checkin-button');
+  });
+
+  it('when a note has no time controls, then the receipt page shows no such section', () => {
+    expect(receiptPage(context('en'), ACTIVE, 'token', '/api/receipt/x.php')).not.toContain('time-controls');
   });
 });
 

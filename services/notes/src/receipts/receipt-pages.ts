@@ -26,6 +26,9 @@ function describe(t: Translator, entry: ReceiptTimelineEntry, viewsUsed: number)
   switch (entry.event) {
     case 'page_fetch': return t.t(`receipt.event.pageFetch.${entry.client}`);
     case 'end': return t.t('receipt.event.end', { reason: endReasonText(t, entry.reason, viewsUsed) });
+    case 'shrink': return t.t('receipt.event.shrink');
+    case 'checkin': return t.t('receipt.event.checkin');
+    case 'release': return t.t('receipt.event.release');
     default: return t.t(`receipt.event.${entry.event}`);
   }
 }
@@ -39,10 +42,42 @@ export function expiryText(t: Translator, receipt: ReceiptBody): string {
 }
 
 /**
- * The receipt page (DECISIONS 12). `endHref`: where "End this note now" leads while the note lives, the
- * confirmation page (DECISIONS 16: ending always asks first); the button itself ends nothing.
+ * DECISIONS 16: the note's release ("scheduled" or "held", then "released"), the switch's "I am still
+ * here" form (`checkinToken`, only while it is held), and the shrink after the first view.
  */
-export function receiptPage(ctx: PageContext, receipt: ReceiptBody, endHref: string | null, jsonPath: string, notice?: string): string {
+export function timeControlsSection(t: Translator, receipt: ReceiptBody, checkinToken: string | null, checkinPath: string): Html {
+  const release = receipt.release;
+  if (!release && !receipt.shrink_after_first_view_minutes) return raw('');
+  const ended = receipt.status === 'ended';
+  const opens = parseTimestamp(release?.opens_at ?? '');
+  const when = opens ? t.dateUtc(opens) : release?.opens_at ?? '';
+  const releasedAt = parseTimestamp(release?.released_at ?? '') ?? opens;
+  return html`<section class="card" aria-labelledby="controls-heading" id="time-controls">
+  <h2 id="controls-heading">${t.t('receipt.controls.heading')}</h2>
+  <dl class="facts">
+    ${release && ended && release.state !== 'released' ? html`<dt>${t.t('receipt.release.label')}</dt><dd id="release-state" data-state="never">${t.t('receipt.release.endedFirst')}</dd>` : raw('')}
+    ${release && !(ended && release.state !== 'released') ? html`<dt>${t.t('receipt.release.label')}</dt><dd id="release-state" data-state="${release.state}"><strong>${t.t(`receipt.release.state.${release.state}`)}</strong>: ${release.state === 'released'
+      ? t.t('receipt.release.released', { when: releasedAt ? t.dateUtc(releasedAt) : '' })
+      : t.t(release.state === 'held' ? 'receipt.release.held' : 'receipt.release.scheduled', { when })}</dd>` : raw('')}
+    ${receipt.shrink_after_first_view_minutes ? html`<dt>${t.t('receipt.controls.shrink')}</dt><dd id="shrink">${t.t('controls.shrink', { minutes: receipt.shrink_after_first_view_minutes })}</dd>` : raw('')}
+  </dl>
+  ${release?.state === 'held' && !ended && checkinToken ? html`<form method="post" action="${checkinPath}">
+    <input type="hidden" name="form_token" value="${checkinToken}">
+    <button type="submit" id="checkin-button">${t.t('receipt.release.checkinButton')}</button>
+  </form>
+  <p class="hint">${t.t('receipt.release.checkinHint', { hours: release.silence_hours ?? 0 })}</p>` : raw('')}
+  ${release ? html`<p class="hint">${t.t('controls.timeGate')}</p>` : raw('')}
+</section>`;
+}
+
+/**
+ * The receipt page (DECISIONS 12): what happened to the note; it never shows content and counts nothing.
+ * `endHref`: where "End this note now" leads while the note lives, the confirmation page (DECISIONS 16:
+ * ending always asks first); the button itself ends nothing.
+ */
+export function receiptPage(
+  ctx: PageContext, receipt: ReceiptBody, endHref: string | null, jsonPath: string, notice?: string, checkinToken: string | null = null, checkinPath = '',
+): string {
   const { t } = ctx;
   const ended = receipt.status === 'ended';
   const endedAt = receipt.ended_at ? parseTimestamp(receipt.ended_at) : undefined;
@@ -62,6 +97,7 @@ ${notice ? html`<p class="card" role="status" id="receipt-notice">${notice}</p>`
     <dt>${t.t('receipt.thisReceipt')}</dt><dd>${t.t('receipt.keptUntil', { when: purgeAt ? t.dateUtc(purgeAt) : receipt.purge_after ?? '' })}</dd>` : raw('')}
   </dl>
 </section>
+${timeControlsSection(t, receipt, checkinToken, checkinPath)}
 <section class="card" aria-labelledby="timeline-heading">
   <h2 id="timeline-heading">${t.t('receipt.timelineHeading')}</h2>
   <ol class="timeline" id="timeline">

@@ -17,6 +17,8 @@ export const RECEIPT_ROUTES = {
   api: '/api/receipt/:id.php',
   page: '/r/:id',
   wallet: '/receipts',
+  /** DECISIONS 16: a dead-man's switch's check-in. */
+  checkin: '/r/:id/checkin',
   keys: '/.well-known/vanish-receipt-keys.json',
 } as const;
 
@@ -96,7 +98,21 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
       send(res, 200, receiptGuardPage(ctx, asCreator));
       return;
     }
-    send(res, 200, receiptPage(ctx, receipt, ended ? null : `${self}?end=confirm`, `/api/receipt/${id}.php`));
+    const checkin = !ended && receipt.release?.state === 'held' ? deps.formTokens.issue('checkin', id) : null;
+    send(res, 200, receiptPage(ctx, receipt, ended ? null : `${self}?end=confirm`, `/api/receipt/${id}.php`, undefined, checkin, `${self}/checkin`));
+  });
+
+  // DECISIONS 16, "I am still here": the same form discipline as ending the note (same origin, a
+  // single-use token for this receipt and purpose). Whatever the outcome, the receipt shows it.
+  router.post(RECEIPT_ROUTES.checkin, routeName(RECEIPT_ROUTES.checkin), pageHeaders, form, async (req, res) => {
+    const id = String(req.params.id);
+    sameOriginOrThrow(req, allowedOrigin);
+    const token = typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>).form_token : undefined;
+    if (!(await deps.formTokens.redeem(token, 'checkin', id))) throw new PageForbidden();
+    const outcome = await deps.receipts.checkIn(id);
+    if (outcome.outcome === 'not_found') throw new ReceiptPageNotFound();
+    // Back to the receipt itself: whoever could post this form was shown it (the guard is a warning, not a lock).
+    res.redirect(303, `/r/${id}?as=creator`);
   });
 
   router.post('/r/:id', routeName(RECEIPT_ROUTES.page), pageHeaders, form, async (req, res) => {

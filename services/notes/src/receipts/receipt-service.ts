@@ -5,13 +5,14 @@ import type { ClientClass, NoteEndReason, NoteStore } from '../domain/ports';
 import type { NoteCrypto } from '../domain/note-crypto';
 import { classifyClient } from './client-class';
 import { RECEIPT_ID, type ReceiptIds } from './receipt-ids';
+import { nextSilenceDeadline } from '../domain/note-release';
 import type { ReceiptSigner, SignedReceipt } from './receipt-signer';
 import type { ReceiptStore, StoredReceipt, StoredReceiptEvent } from './ports';
 
 const HOUR_MS = 3_600_000;
 
 export type ReceiptTimelineEntry =
-  | { at: string; event: 'created' | 'wrong_passcode' }
+  | { at: string; event: 'created' | 'wrong_passcode' | 'shrink' | 'checkin' | 'release' }
   | { at: string; event: 'reveal'; release_digest?: string }
   | { at: string; event: 'page_fetch'; client: ClientClass }
   | { at: string; event: 'end'; reason: NoteEndReason };
@@ -35,9 +36,31 @@ export interface ReceiptBody {
   purge_after: string | null;
   timeline: ReceiptTimelineEntry[];
   issued_at: string;
+  /** DECISIONS 16 (present only when set): the first view ends the note at most this many minutes later. */
+  shrink_after_first_view_minutes?: number;
+  /** DECISIONS 16 (present only for a gated note). */
+  release?: ReceiptRelease;
+}
+
+/**
+ * DECISIONS 16: a note that opens at a time (`scheduled`) or when its creator stops checking in
+ * (`held`, a dead-man's switch); `released` once that time has come. `opens_at` is the time (for a
+ * switch, the current deadline, which each check-in moves).
+ */
+export interface ReceiptRelease {
+  kind: 'at' | 'silence';
+  state: 'scheduled' | 'held' | 'released';
+  opens_at: string;
+  silence_hours: number | null;
+  released_at: string | null;
 }
 
 export type EndNowOutcome = 'ended' | 'already_ended' | 'not_found';
+
+/** DECISIONS 16, a check-in: `held` with the new deadline; otherwise why none was made. */
+export type CheckInOutcome =
+  | { outcome: 'held'; opensAt: Date }
+  | { outcome: 'released' | 'not_a_switch' | 'ended' | 'not_found' };
 
 export interface ReceiptServiceOptions {
   store: NoteStore;
@@ -112,20 +135,56 @@ export class ReceiptService {
     return 'ended';
   }
 
+  /**
+   * DECISIONS 16, "I am still here": moves a held dead-man's switch's deadline to now + its period.
+   * Once the deadline has passed the note is open and a check-in changes nothing.
+   */
+  async checkIn(receiptId: string): Promise<CheckInOutcome> {
+    if (!RECEIPT_ID.test(receiptId)) return { outcome: 'not_found' };
+    const found = await this.options.receipts.find(this.options.ids.keyOf(receiptId));
+    if (!found) return { outcome: 'not_found' };
+    const { receipt } = found;
+    if (!receipt.silenceHours) return { outcome: 'not_a_switch' };
+    if (receipt.endedAt !== null) return { outcome: 'ended' };
+    const lookup = await this.options.receipts.noteLookupOf(receipt.noteRef);
+    if (lookup === null) return { outcome: 'ended' };
+    const now = this.options.clock.now();
+    const result = await this.options.store.transaction(async (tx): Promise<CheckInOutcome> => {
+      const state = await tx.lock(lookup);
+      if (!state || state.expiresAt.getTime() <= now.getTime()) return { outcome: 'ended' };
+      const silenceHours = state.controls?.silenceHours;
+      if (!silenceHours) return { outcome: 'not_a_switch' };
+      const next = nextSilenceDeadline(silenceHours, now);
+      if (!(await tx.checkIn(lookup, now, next))) return { outcome: 'released' };
+      await tx.recordReceipt([{ noteRef: state.noteRef, at: now, kind: 'checkin', releaseAt: next }]);
+      return { outcome: 'held', opensAt: next };
+    });
+    if (result.outcome === 'held') this.options.logger.info('a dead-man\'s switch was checked in');
+    return result;
+  }
+
   private bodyOf(receipt: StoredReceipt, events: readonly StoredReceiptEvent[]): ReceiptBody {
     const now = this.options.clock.now();
     const viewsUsed = events.filter((event) => event.kind === 'reveal').length;
     // A note past its expiry that the sweeper has not reached yet has ended all the same.
     const lapsed = receipt.endedAt === null && receipt.expiresAt.getTime() <= now.getTime();
     const endedAt = receipt.endedAt ?? (lapsed ? receipt.expiresAt : null);
-    const endReason: NoteEndReason | null = receipt.endReason ?? (lapsed ? (receipt.expiryType === 'view' ? 'retention' : 'time') : null);
+    const shrunk = Boolean(receipt.shrinkMinutes) && viewsUsed > 0;
+    const endReason: NoteEndReason | null = receipt.endReason ?? (lapsed ? (receipt.expiryType === 'view' && !shrunk ? 'retention' : 'time') : null);
     const timeline: ReceiptTimelineEntry[] = [{ at: formatTimestamp(receipt.createdAt), event: 'created' }];
     for (const event of events) {
       const at = formatTimestamp(event.at);
       if (event.kind === 'page_fetch') timeline.push({ at, event: 'page_fetch', client: event.client ?? 'other' });
       else if (event.kind === 'end') timeline.push({ at, event: 'end', reason: event.reason ?? 'views' });
       else if (event.kind === 'reveal') timeline.push({ at, event: 'reveal', ...(event.releaseDigest ? { release_digest: event.releaseDigest } : {}) });
+      // A scheduled release shows once its time has come, even before the sweep announced it.
+      else if (event.kind === 'release' && receipt.releasedAt === null) continue;
       else timeline.push({ at, event: event.kind });
+    }
+    const release = releaseOf(receipt, now);
+    if (release && release.state === 'released' && release.released_at === null && endedAt === null) {
+      timeline.push({ at: release.opens_at, event: 'release' });
+      timeline.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     }
     if (lapsed) timeline.push({ at: formatTimestamp(receipt.expiresAt), event: 'end', reason: endReason! });
     return {
@@ -145,6 +204,22 @@ export class ReceiptService {
       purge_after: endedAt && formatTimestamp(new Date(endedAt.getTime() + this.retentionMs)),
       timeline,
       issued_at: formatTimestamp(now),
+      ...(receipt.shrinkMinutes ? { shrink_after_first_view_minutes: receipt.shrinkMinutes } : {}),
+      ...(release ? { release } : {}),
     };
   }
+}
+
+/** DECISIONS 16: the receipt's view of the note's release, or undefined for a note without a gate. */
+function releaseOf(receipt: StoredReceipt, now: Date): ReceiptRelease | undefined {
+  if (!receipt.releaseAt) return undefined;
+  const silence = receipt.silenceHours ?? null;
+  const open = receipt.releasedAt !== null && receipt.releasedAt !== undefined ? true : receipt.releaseAt.getTime() <= now.getTime();
+  return {
+    kind: silence ? 'silence' : 'at',
+    state: open ? 'released' : silence ? 'held' : 'scheduled',
+    opens_at: formatTimestamp(receipt.releaseAt),
+    silence_hours: silence,
+    released_at: receipt.releasedAt ? formatTimestamp(receipt.releasedAt) : null,
+  };
 }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import {
   AppError, DependencyUnavailableError, GroupCommit, InternalError, ServiceUnavailableError, systemClock, type Clock, type ExpiryType, type OutgoingMessage,
 } from '@vanish/common';
-import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
+import type { DueRelease, ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTimeControls, NoteTransaction, ReceiptEntry } from '../../domain/ports';
 import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-store';
 import { PlainInsert } from './plain-insert';
 import { committedRows, connectionOf, endConnection, type ServerConnection } from './commit-outcome';
@@ -32,16 +32,23 @@ interface NoteRow {
   created_at: number | string;
   expires_at: number | string;
   webhook_box?: string | null;
+  shrink_minutes?: number | null;
+  shrunk_at?: number | string | null;
+  release_at?: number | string | null;
+  silence_hours?: number | null;
+  released_at?: number | string | null;
+  release_mail?: string | null;
 }
 
 /** The creation batch's INSERTs (every column of toRow, receiptRowOf and the outbox row). */
 const INSERT_NOTES = new PlainInsert<NoteRow>('notes', [
   'lookup', 'note_ref', 'key_id', 'salt', 'kdf', 'check_box', 'content_box', 'email_box', 'key_check_box', 'receipt_box', 'has_passcode',
   'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'created_at', 'expires_at',
-  'webhook_box',
+  'webhook_box', 'shrink_minutes', 'shrunk_at', 'release_at', 'silence_hours', 'released_at', 'release_mail',
 ]);
 const INSERT_RECEIPTS = new PlainInsert<ReceiptRow>('receipts', [
   'receipt_key', 'note_ref', 'expiry_type', 'max_views', 'has_passcode', 'created_at', 'expires_at', 'ended_at', 'end_reason',
+  'shrink_minutes', 'release_at', 'silence_hours', 'released_at',
 ]);
 interface OutboxInsertRow {
   id: string;
@@ -51,7 +58,16 @@ interface OutboxInsertRow {
 }
 const INSERT_OUTBOX = new PlainInsert<OutboxInsertRow>('outbox', ['id', 'routing_key', 'body', 'created_at']);
 
-const STATE_COLUMNS = ['note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'expires_at', 'webhook_box'] as const;
+const STATE_COLUMNS = [
+  'note_ref', 'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'expires_at', 'webhook_box',
+  'shrink_minutes', 'shrunk_at', 'release_at', 'silence_hours', 'released_at', 'release_mail',
+] as const;
+const MINUTE_MS = 60_000;
+
+/** DECISIONS 16: released at `now` (no gate, or its time has come); a condition of every consuming UPDATE. */
+function released(query: Knex.QueryBuilder, now: Date): Knex.QueryBuilder {
+  return query.andWhere((q) => q.whereNull('release_at').orWhere('release_at', '<=', now.getTime()));
+}
 const TRANSACTION_ATTEMPTS = 3;
 /** Before a creation batch runs again after a refused statement or a lost connection: the writer address moving. */
 const RETRY_PAUSE_MS = 100;
@@ -259,9 +275,9 @@ export class KnexNoteStore implements NoteStore {
 
   reserveAttempt(lookup: string, now: Date, limit: number, until: Date): Promise<boolean> {
     return withDatabase(async () => {
-      const updated = await this.knex('notes')
+      const updated = await released(this.knex('notes')
         .where({ lookup })
-        .andWhere('expires_at', '>', now.getTime())
+        .andWhere('expires_at', '>', now.getTime()), now)
         .andWhereRaw('?? + ?? < ?', ['failed_attempts', 'attempts_in_flight', limit])
         .update({ attempts_in_flight: this.knex.raw('?? + 1', ['attempts_in_flight']), attempts_reserved_until: until.getTime() });
       return Number(updated) === 1;
@@ -293,6 +309,19 @@ export class KnexNoteStore implements NoteStore {
         .orderBy('expires_at')
         .limit(limit);
       return rows.map((row) => ({ lookup: row.lookup, expiryType: row.expiry_type as ExpiryType }));
+    }, this.timeoutMs);
+  }
+
+  findDueReleases(now: Date, limit: number): Promise<DueRelease[]> {
+    return withDatabase(async () => {
+      const rows = await this.knex<NoteRow>('notes')
+        .select('lookup')
+        .where('release_at', '<=', now.getTime())
+        .whereNull('released_at')
+        .andWhere('expires_at', '>', now.getTime())
+        .orderBy('release_at')
+        .limit(limit);
+      return rows.map((row) => ({ lookup: row.lookup }));
     }, this.timeoutMs);
   }
 
@@ -331,18 +360,49 @@ class KnexNoteTransaction implements NoteTransaction {
   }
 
   async claimView(lookup: string, now: Date): Promise<boolean> {
+    const at = now.getTime();
+    // DECISIONS 16: the shrink is decided by the same UPDATE that claims the first view. The
+    // assignments read current_views before it is counted: MariaDB evaluates SET left to right (a
+    // later assignment sees an earlier one's value), SQLite reads the old row, so the increment
+    // goes last and the shrink's conditions never read a column this statement changed.
+    const shrinks = '?? = 0 and ?? is not null';
+    const updated = await released(this.trx('notes')
+      .where({ lookup })
+      .andWhere('expires_at', '>', at), now)
+      .andWhere('current_views', '<', this.trx.ref('max_views'))
+      .update({
+        shrunk_at: this.trx.raw(`case when ${shrinks} then ? else ?? end`, ['current_views', 'shrink_minutes', at, 'shrunk_at']),
+        expires_at: this.trx.raw(`case when ${shrinks} and ?? > ? + ?? * ? then ? + ?? * ? else ?? end`, [
+          'current_views', 'shrink_minutes', 'expires_at', at, 'shrink_minutes', MINUTE_MS, at, 'shrink_minutes', MINUTE_MS, 'expires_at',
+        ]),
+        current_views: this.trx.raw('?? + 1', ['current_views']),
+      });
+    return Number(updated) === 1;
+  }
+
+  async markReleased(lookup: string, now: Date): Promise<boolean> {
     const updated = await this.trx('notes')
       .where({ lookup })
+      .andWhere('release_at', '<=', now.getTime())
+      .whereNull('released_at')
+      .update({ released_at: now.getTime() });
+    return Number(updated) === 1;
+  }
+
+  async checkIn(lookup: string, now: Date, next: Date): Promise<boolean> {
+    const updated = await this.trx('notes')
+      .where({ lookup })
+      .whereNotNull('silence_hours')
+      .andWhere('release_at', '>', now.getTime())
       .andWhere('expires_at', '>', now.getTime())
-      .andWhere('current_views', '<', this.trx.ref('max_views'))
-      .increment('current_views', 1);
+      .update({ release_at: next.getTime() });
     return Number(updated) === 1;
   }
 
   async countFailedAttempt(lookup: string, now: Date): Promise<boolean> {
-    const updated = await this.trx('notes')
+    const updated = await released(this.trx('notes')
       .where({ lookup })
-      .andWhere('expires_at', '>', now.getTime())
+      .andWhere('expires_at', '>', now.getTime()), now)
       .update({
         failed_attempts: this.trx.raw('?? + 1', ['failed_attempts']),
         attempts_in_flight: this.trx.raw('case when ?? > 0 then ?? - 1 else 0 end', ['attempts_in_flight', 'attempts_in_flight']),
@@ -377,6 +437,7 @@ class KnexNoteTransaction implements NoteTransaction {
       attemptsReservedUntil: new Date(Number(row.attempts_reserved_until)),
       expiresAt: new Date(Number(row.expires_at)),
       webhookBox: row.webhook_box ?? null,
+      controls: controlsOf(row),
     };
   }
 
@@ -392,9 +453,16 @@ class KnexNoteTransaction implements NoteTransaction {
     const rows = entries.filter((entry) => withReceipt.has(entry.noteRef));
     if (rows.length === 0) return;
     await this.trx('receipt_events').insert(rows.map(receiptEventRow));
-    for (const end of rows) {
-      if (end.kind !== 'end') continue;
-      await this.trx('receipts').where({ note_ref: end.noteRef }).whereNull('ended_at').update({ ended_at: end.at.getTime(), end_reason: end.reason });
+    for (const entry of rows) {
+      if (entry.kind === 'end') {
+        await this.trx('receipts').where({ note_ref: entry.noteRef }).whereNull('ended_at').update({ ended_at: entry.at.getTime(), end_reason: entry.reason });
+      } else if (entry.kind === 'shrink') {
+        await this.trx('receipts').where({ note_ref: entry.noteRef }).update({ expires_at: entry.expiresAt.getTime() });
+      } else if (entry.kind === 'checkin') {
+        await this.trx('receipts').where({ note_ref: entry.noteRef }).update({ release_at: entry.releaseAt.getTime() });
+      } else if (entry.kind === 'release') {
+        await this.trx('receipts').where({ note_ref: entry.noteRef }).whereNull('released_at').update({ released_at: entry.announcedAt.getTime() });
+      }
     }
   }
 
@@ -427,6 +495,32 @@ function toRow(note: NoteRecord): NoteRow {
     created_at: note.createdAt.getTime(),
     expires_at: note.expiresAt.getTime(),
     webhook_box: note.webhookBox ?? null,
+    shrink_minutes: note.controls?.shrinkMinutes ?? null,
+    shrunk_at: note.controls?.shrunkAt?.getTime() ?? null,
+    release_at: note.controls?.releaseAt?.getTime() ?? null,
+    silence_hours: note.controls?.silenceHours ?? null,
+    released_at: note.controls?.releasedAt?.getTime() ?? null,
+    release_mail: note.controls?.releaseMail ?? null,
+  };
+}
+
+function optionalDate(value: number | string | null | undefined): Date | null {
+  return value === null || value === undefined ? null : new Date(Number(value));
+}
+
+function optionalNumber(value: number | string | null | undefined): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+/** DECISIONS 16's columns of a note row. */
+function controlsOf(row: Partial<NoteRow>): NoteTimeControls {
+  return {
+    shrinkMinutes: optionalNumber(row.shrink_minutes),
+    shrunkAt: optionalDate(row.shrunk_at),
+    releaseAt: optionalDate(row.release_at),
+    silenceHours: optionalNumber(row.silence_hours),
+    releasedAt: optionalDate(row.released_at),
+    releaseMail: row.release_mail ?? null,
   };
 }
 
@@ -452,5 +546,6 @@ function toRecord(row: NoteRow): NoteRecord {
     createdAt: new Date(Number(row.created_at)),
     expiresAt: new Date(Number(row.expires_at)),
     webhookBox: row.webhook_box ?? null,
+    controls: controlsOf(row),
   };
 }

@@ -14,6 +14,11 @@ export interface ReceiptRow {
   expires_at: number | string;
   ended_at: number | string | null;
   end_reason: string | null;
+  /** DECISIONS 16 (null: not set). */
+  shrink_minutes?: number | null;
+  release_at?: number | string | null;
+  silence_hours?: number | null;
+  released_at?: number | string | null;
 }
 
 interface ReceiptEventRow {
@@ -37,6 +42,10 @@ export function receiptRowOf(note: NoteRecord): ReceiptRow {
     expires_at: note.expiresAt.getTime(),
     ended_at: null,
     end_reason: null,
+    shrink_minutes: note.controls?.shrinkMinutes ?? null,
+    release_at: note.controls?.releaseAt?.getTime() ?? null,
+    silence_hours: note.controls?.silenceHours ?? null,
+    released_at: note.controls?.releasedAt?.getTime() ?? null,
   };
 }
 
@@ -83,6 +92,10 @@ export class KnexReceiptStore implements ReceiptStore {
           expiresAt: new Date(Number(row.expires_at)),
           endedAt: row.ended_at === null ? null : new Date(Number(row.ended_at)),
           endReason: row.end_reason as NoteEndReason | null,
+          shrinkMinutes: row.shrink_minutes === null || row.shrink_minutes === undefined ? null : Number(row.shrink_minutes),
+          releaseAt: row.release_at === null || row.release_at === undefined ? null : new Date(Number(row.release_at)),
+          silenceHours: row.silence_hours === null || row.silence_hours === undefined ? null : Number(row.silence_hours),
+          releasedAt: row.released_at === null || row.released_at === undefined ? null : new Date(Number(row.released_at)),
         },
         events: events.map((event) => ({
           at: new Date(Number(event.at)),

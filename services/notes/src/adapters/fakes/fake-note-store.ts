@@ -1,5 +1,5 @@
 import { DependencyUnavailableError, type OutboxRow, type OutboxStore, type OutgoingMessage } from '@vanish/common';
-import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
+import type { DueRelease, ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
 
 /**
  * In-memory NoteStore and OutboxStore for unit tests. Transactions run one at a time on a copy of
@@ -35,6 +35,14 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
       .map((note) => ({ lookup: note.lookup, expiryType: note.expiryType }));
   }
 
+  async findDueReleases(now: Date, limit: number): Promise<DueRelease[]> {
+    this.assertAvailable();
+    return [...this.notes.values()]
+      .filter((note) => note.expiresAt.getTime() > now.getTime() && isDue(note, now) && !note.controls?.releasedAt)
+      .slice(0, limit)
+      .map((note) => ({ lookup: note.lookup }));
+  }
+
   insertNew(note: NoteRecord, messages: readonly OutgoingMessage[]): Promise<void> {
     return this.transaction(async (tx) => {
       await tx.insert(note);
@@ -45,7 +53,7 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
   async reserveAttempt(lookup: string, now: Date, limit: number, until: Date): Promise<boolean> {
     this.assertAvailable();
     const note = this.notes.get(lookup);
-    if (!note || note.expiresAt.getTime() <= now.getTime() || note.failedAttempts + note.attemptsInFlight >= limit) return false;
+    if (!note || note.expiresAt.getTime() <= now.getTime() || !isReleased(note, now) || note.failedAttempts + note.attemptsInFlight >= limit) return false;
     note.attemptsInFlight += 1;
     note.attemptsReservedUntil = until;
     return true;
@@ -109,13 +117,30 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
       },
       claimView: async (lookup, now) => {
         const note = active(lookup, now);
-        if (!note || note.currentViews >= note.maxViews) return false;
+        if (!note || !isReleased(note, now) || note.currentViews >= note.maxViews) return false;
+        const shrink = note.controls?.shrinkMinutes;
+        if (note.currentViews === 0 && shrink) {
+          note.controls = { ...note.controls!, shrunkAt: now };
+          note.expiresAt = new Date(Math.min(note.expiresAt.getTime(), now.getTime() + shrink * 60_000));
+        }
         note.currentViews += 1;
+        return true;
+      },
+      markReleased: async (lookup, now) => {
+        const note = notes.get(lookup);
+        if (!note?.controls || !isDue(note, now) || note.controls.releasedAt) return false;
+        note.controls = { ...note.controls, releasedAt: now };
+        return true;
+      },
+      checkIn: async (lookup, now, next) => {
+        const note = active(lookup, now);
+        if (!note?.controls?.silenceHours || !note.controls.releaseAt || note.controls.releaseAt.getTime() <= now.getTime()) return false;
+        note.controls = { ...note.controls, releaseAt: next };
         return true;
       },
       countFailedAttempt: async (lookup, now) => {
         const note = active(lookup, now);
-        if (!note) return false;
+        if (!note || !isReleased(note, now)) return false;
         note.failedAttempts += 1;
         note.attemptsInFlight = Math.max(0, note.attemptsInFlight - 1);
         return true;
@@ -133,8 +158,11 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
       lock: async (lookup): Promise<NoteState | null> => {
         const note = notes.get(lookup);
         if (!note) return null;
-        const { noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt, webhookBox } = note;
-        return { noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt, webhookBox: webhookBox ?? null };
+        const { noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt, webhookBox, controls } = note;
+        return {
+          noteRef, expiryType, maxViews, currentViews, failedAttempts, attemptsInFlight, attemptsReservedUntil, expiresAt, webhookBox: webhookBox ?? null,
+          ...(controls ? { controls: { ...controls } } : {}),
+        };
       },
       delete: async (lookup) => notes.delete(lookup),
       enqueue: async (messages: readonly OutgoingMessage[]) => {
@@ -160,4 +188,15 @@ export class FakeNoteStore implements NoteStore, OutboxStore {
   private assertAvailable(): void {
     if (!this.available) throw new DependencyUnavailableError('database', 'Database unavailable');
   }
+}
+
+/** DECISIONS 16: no gate, or its time has come. */
+function isReleased(note: NoteRecord, now: Date): boolean {
+  const at = note.controls?.releaseAt;
+  return !at || at.getTime() <= now.getTime();
+}
+
+function isDue(note: NoteRecord, now: Date): boolean {
+  const at = note.controls?.releaseAt;
+  return Boolean(at && at.getTime() <= now.getTime());
 }

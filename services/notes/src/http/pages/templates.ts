@@ -1,5 +1,5 @@
 import { THEMES, type Theme } from '@vanish/common';
-import type { CreatedNote, NoteMetadata } from '../../domain/notes';
+import type { CreatedNote, NoteMetadata, TimeControlsView } from '../../domain/notes';
 import { ASSET_INTEGRITY } from './assets';
 import type { ExpiryPreset } from './expiry-presets';
 import { type Html, html, raw } from './html';
@@ -83,6 +83,10 @@ export interface CreateFormValues {
   notification_email?: string;
   send_link_email?: string;
   webhook_url?: string;
+  /** DECISIONS 16. */
+  shrink_after_first_view_minutes?: string;
+  available_from?: string;
+  release_after_silence_hours?: string;
 }
 
 export interface FormError {
@@ -90,7 +94,13 @@ export interface FormError {
   message: string;
 }
 
-const FIELD_PARAMETERS = ['content', 'expiry_type', 'expiry_preset', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url'];
+const FIELD_PARAMETERS = [
+  'content', 'expiry_type', 'expiry_preset', 'expiry_time', 'max_views', 'passcode', 'notification_email', 'send_link_email', 'webhook_url',
+  'shrink_after_first_view_minutes', 'available_from', 'release_after_silence_hours',
+];
+/** DECISIONS 16's bounds, said on the page (the validator is the authority). */
+const SHRINK_MAX = 525_600;
+const SILENCE_MAX = 8760;
 
 /** A refused form, said in the reader's language; the validator's English is for the API. */
 export function formErrorMessage(t: Translator, parameter: string | null): string {
@@ -104,6 +114,9 @@ export function formErrorMessage(t: Translator, parameter: string | null): strin
     case 'notification_email':
     case 'send_link_email': return t.t('create.error.email');
     case 'webhook_url': return t.t('create.error.webhook_url', { max: WEBHOOK_URL_MAX });
+    case 'shrink_after_first_view_minutes': return t.t('create.error.shrink', { min: 1, max: SHRINK_MAX });
+    case 'available_from': return t.t('create.error.available_from');
+    case 'release_after_silence_hours': return t.t('create.error.release_after_silence', { min: 1, max: SILENCE_MAX });
     default: return t.t('create.error.other');
   }
 }
@@ -139,6 +152,29 @@ function presetField(ctx: PageContext, presets: readonly ExpiryPreset[], values:
       <p class="hint" id="expiry-preset-hint">${t.t('create.presetHint')}</p>
       ${errorFor(error, 'expiry_preset')}
     </div>`;
+}
+
+/** DECISIONS 16: the creator's time controls, folded away unless one was given or refused. */
+function timeControlsFields(ctx: PageContext, values: CreateFormValues, error: FormError | undefined): Html {
+  const { t } = ctx;
+  const names = ['shrink_after_first_view_minutes', 'available_from', 'release_after_silence_hours'] as const;
+  const open = names.some((name) => (values[name] ?? '') !== '' || error?.parameter === name);
+  return html`<details id="time-controls-fields"${raw(open ? ' open' : '')}>
+    <summary>${t.t('create.controls.heading')}</summary>
+    <label for="shrink_after_first_view_minutes">${t.t('create.shrink')}</label>
+    <input id="shrink_after_first_view_minutes" name="shrink_after_first_view_minutes" type="number" inputmode="numeric" min="1" max="${SHRINK_MAX}" value="${values.shrink_after_first_view_minutes ?? ''}"${described(error, 'shrink_after_first_view_minutes', 'shrink-hint')}>
+    <p class="hint" id="shrink-hint">${t.t('create.shrinkHint')}</p>
+    ${errorFor(error, 'shrink_after_first_view_minutes')}
+    <label for="available_from">${t.t('create.availableFrom')}</label>
+    <input id="available_from" name="available_from" type="datetime-local" dir="ltr" value="${values.available_from ?? ''}"${described(error, 'available_from', 'available-from-hint')}>
+    <p class="hint" id="available-from-hint">${t.t('create.availableFromHint')}</p>
+    ${errorFor(error, 'available_from')}
+    <label for="release_after_silence_hours">${t.t('create.silence')}</label>
+    <input id="release_after_silence_hours" name="release_after_silence_hours" type="number" inputmode="numeric" min="1" max="${SILENCE_MAX}" value="${values.release_after_silence_hours ?? ''}"${described(error, 'release_after_silence_hours', 'silence-hint')}>
+    <p class="hint" id="silence-hint">${t.t('create.silenceHint')}</p>
+    ${errorFor(error, 'release_after_silence_hours')}
+    <p class="hint">${t.t('controls.timeGate')}</p>
+  </details>`;
 }
 
 /**
@@ -201,6 +237,7 @@ ${general}
   <input id="webhook_url" name="webhook_url" type="url" maxlength="${WEBHOOK_URL_MAX}" dir="ltr" value="${values.webhook_url ?? ''}"${described(error, 'webhook_url', 'webhook-hint')}>
   <p class="hint" id="webhook-hint">${t.t('create.webhookHint')}</p>
   ${errorFor(error, 'webhook_url')}
+  ${timeControlsFields(ctx, values, error)}
   <p class="hint" id="sealing-hint" hidden>${t.t('create.sealingHint')}</p>
   <button type="submit">${t.t('create.submit')}</button>
 </form>`, { qr: true });
@@ -236,6 +273,7 @@ function createdInBrowserPage(ctx: PageContext, note: CreatedNote): string {
   <p class="link" id="note-link" dir="ltr">${note.url}</p>
   ${copyButton(t, 'note-link', 'created.copyLink')}
   <p>${destructionSummary(t, note)}${note.hasPasscode ? ` ${t.t('created.passcodeToo')}` : ''}</p>
+  ${controlsSummary(t, note.controls, true)}
   <p>${t.t('created.browserEncrypted')}</p>
   <p class="error" id="key-gone" hidden>${t.t('created.keyGone')}</p>
   <p class="hint">${t.t('created.onlyKey')}</p>
@@ -280,6 +318,7 @@ export function createdPage(ctx: PageContext, note: CreatedNote, qrSvg: string, 
   <p class="link" id="note-link" dir="ltr">${note.url}</p>
   ${copyButton(t, 'note-link', 'created.copyLink')}
   <p>${destructionSummary(t, note)}${note.hasPasscode ? ` ${t.t('created.passcodeToo')}` : ''}</p>
+  ${controlsSummary(t, note.controls, true)}
   <p class="hint">${t.t('created.onlyKey')}</p>
   <p class="hint">${t.t('created.serverEncrypted')}</p>
   <figure class="qr">${raw(qrSvg)}<figcaption class="hint">${t.t('created.qr')}</figcaption></figure>
@@ -287,6 +326,36 @@ export function createdPage(ctx: PageContext, note: CreatedNote, qrSvg: string, 
 ${note.receiptUrl ? receiptSection(t, note.receiptUrl) : raw('')}
 ${webhookSection(t, note)}
 <p><a href="/">${t.t('created.another')}</a></p>`);
+}
+
+/**
+ * DECISIONS 16: the creator's time controls in words (the created page; `forCreator` adds how to keep a
+ * switch held and that this is a time gate on the server). Empty without controls.
+ */
+export function controlsSummary(t: Translator, controls: TimeControlsView | undefined, forCreator: boolean): Html {
+  if (!controls) return raw('');
+  const lines: string[] = [];
+  if (controls.availableFrom) lines.push(t.t('controls.availableFrom', { when: t.dateUtc(controls.availableFrom) }));
+  if (controls.releaseAfterSilenceHours) lines.push(t.t('controls.silence', { hours: controls.releaseAfterSilenceHours }));
+  if (controls.shrinkAfterFirstViewMinutes) lines.push(t.t('controls.shrink', { minutes: controls.shrinkAfterFirstViewMinutes }));
+  if (lines.length === 0) return raw('');
+  const gated = Boolean(controls.availableFrom || controls.releaseAfterSilenceHours);
+  return html`<p id="note-controls">${lines.join(' ')}</p>${forCreator && gated ? html`
+  <p class="hint" id="time-gate-hint">${t.t('controls.timeGate')}</p>` : raw('')}`;
+}
+
+/**
+ * DECISIONS 16: the note page of a note that is not open yet. No form: nothing here can consume a
+ * view or count a passcode.
+ */
+export function notYetPage(ctx: PageContext, opensAt: Date | null): string {
+  const { t } = ctx;
+  return layout(ctx, t.t('note.notYet.title'), html`
+<h1>${t.t('note.notYet.heading')}</h1>
+<div class="card">
+  <p id="note-opens">${opensAt ? t.t('note.notYet.scheduled', { when: t.dateUtc(opensAt) }) : t.t('note.notYet.held')}</p>
+  <p class="hint">${t.t('note.notYet.nothingUsed')}</p>
+</div>`);
 }
 
 /**
