@@ -64,7 +64,9 @@ async function releaseOf(link) {
 async function checkin(text, io) {
   const link = receiptLink(text);
   const pageUrl = `${link.origin}/r/${link.id}`;
-  const page = await send(pageUrl, { headers: PAGE_HEADERS }, link.origin);
+  // `?as=creator`: whoever holds the receipt link and runs this is its creator; without it the page is the
+  // wrong-link guard (DECISIONS 16), which carries no form.
+  const page = await send(`${pageUrl}?as=creator`, { headers: PAGE_HEADERS }, link.origin);
   if (page.status === 404) throw new Refusal(GONE);
   if (page.status !== 200) throw new Refusal(`the server answered HTTP ${page.status} for the receipt page`);
   const token = checkinToken(await bodyText(page), link.id);

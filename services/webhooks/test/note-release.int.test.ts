@@ -57,7 +57,7 @@ describe('release from a time and a dead-man\'s switch: held, then opened, the l
   /** The receipt page's "I am still here" form, posted as the browser posts it. */
   const checkIn = async (receiptUrl: string) => {
     const id = receiptUrl.split('/r/')[1]!;
-    const { html } = await page(`/r/${id}`);
+    const { html } = await page(`/r/${id}?as=creator`);
     const token = new RegExp(`action="/r/${id}/checkin">\\s*<input type="hidden" name="form_token" value="([^"]+)"`).exec(html)?.[1];
     if (!token) throw new Error('no check-in form on the receipt page');
     const res = await fetch(`${base()}/r/${id}/checkin`, {
@@ -131,7 +131,7 @@ describe('release from a time and a dead-man\'s switch: held, then opened, the l
       expect(await checkIn(note.receipt_url)).toBe(303);
       await nothingConsumedWhileHeld(note.uuid, note.note_ref);
     }
-    const receipt = await page(`/r/${note.receipt_url.split('/r/')[1]}`);
+    const receipt = await page(`/r/${note.receipt_url.split('/r/')[1]}?as=creator`);
     expect(receipt.html).toContain('data-state="held"');
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(sink.messages).toHaveLength(0);
@@ -148,7 +148,7 @@ describe('release from a time and a dead-man\'s switch: held, then opened, the l
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.text).toContain(note.url);
     expect(await checkIn(note.receipt_url).catch((err: Error) => err.message)).toBe('no check-in form on the receipt page');
-    expect((await page(`/r/${note.receipt_url.split('/r/')[1]}`)).html).toContain('data-state="released"');
+    expect((await page(`/r/${note.receipt_url.split('/r/')[1]}?as=creator`)).html).toContain('data-state="released"');
     // The signed receipt says so too, in the shape the OpenAPI document gives it.
     const path = `/api/receipt/${note.receipt_url.split('/r/')[1]}.php`;
     const res = await fetch(`${base()}${path}`);
