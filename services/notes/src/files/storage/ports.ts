@@ -29,3 +29,21 @@ export interface FileStorage {
   createUpload(name: string, size: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * What the adapters throw (additive to the files contract): `read` of a name with nothing complete
+ * stored, and a range that does not lie inside the object. Callers map them to 404/409 and 416.
+ */
+export class StoredObjectNotFoundError extends Error {
+  constructor(readonly objectName: string, readonly incomplete = false) {
+    super(incomplete ? 'the stored object is not complete yet' : 'no stored object of that name');
+    this.name = 'StoredObjectNotFoundError';
+  }
+}
+
+export class StoredRangeError extends Error {
+  constructor(readonly range: { start: number; end: number }, readonly size: number) {
+    super(`bytes ${range.start}-${range.end} do not lie inside an object of ${size} bytes`);
+    this.name = 'StoredRangeError';
+  }
+}
