@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { Server as TusServer } from '@tus/server';
 import {
-  DependencyUnavailableError, MethodNotAllowedError, NotFoundError, baseSecurityHeaders, errorBody, errorHandler, isUndecodablePath,
+  DependencyUnavailableError, MethodNotAllowedError, NotFoundError, apiHeaders, errorBody, errorHandler, isUndecodablePath,
   methodsOnly, routeName, type Logger, type Outages,
 } from '@vanish/common';
 import { classifyClient } from '../receipts/client-class';
@@ -51,10 +51,6 @@ function noSuchFile(message: string): RequestHandler {
   return (_req, _res, next) => next(new NotFoundError('NOT_FOUND', message));
 }
 
-const securityHeaders: RequestHandler = (_req, res, next) => {
-  baseSecurityHeaders(res);
-  next();
-};
 
 /** A path token express could not decode names nothing; its error quotes the raw path, so it never reaches a log. */
 const undecodableAsNotFound: ErrorRequestHandler = (err, _req, _res, next) => {
@@ -103,7 +99,7 @@ export function createUploadRoutes(deps: FileRoutesDeps): Router {
     },
   });
 
-  router.use(securityHeaders);
+  router.use(apiHeaders);
   // The collection: a tus creation POST lands here. Uploads are created by the server with their note.
   router.all('/', routeName('/files/uploads'), () => { throw new MethodNotAllowedError(['OPTIONS']); });
   router.all('/:token', routeName(FILE_ROUTES.upload), async (req, res) => {
@@ -202,7 +198,7 @@ export function parseRange(header: string | undefined, size: number): { start: n
 export function createDownloadRoutes(deps: FileRoutesDeps): Router {
   const router = Router();
   const { files } = deps;
-  router.use(securityHeaders);
+  router.use(apiHeaders);
   router.all('/:token', routeName(FILE_ROUTES.download), methodsOnly(['GET']), available(deps), async (req, res) => {
     const download = await files.findDownload(String(req.params.token));
     const gone = () => new NotFoundError('NOT_FOUND', 'No file at this address (unknown, or its note has ended)');
