@@ -18,6 +18,13 @@ export const FILE_ROUTES = {
 } as const;
 
 const UPLOAD_METHODS = ['HEAD', 'PATCH', 'OPTIONS'];
+/**
+ * An upload that moves no byte for this long is cut (the gateway's own idle timeout, FILE_IDLE_TIMEOUT_SECONDS,
+ * 60 s by default, comes first). Never a total deadline: a large file on a slow link takes what it takes.
+ */
+export const UPLOAD_IDLE_TIMEOUT_MS = 120_000;
+/** Every other request body must have arrived within this long (what the listener's requestTimeout did). */
+export const BODY_DEADLINE_MS = 30_000;
 const TUS_VERSION = '1.0.0';
 const OFFSET_STREAM = 'application/offset+octet-stream';
 
@@ -127,6 +134,9 @@ export function createUploadRoutes(deps: FileRoutesDeps): Router {
       }
     }
     uploads.set(req, upload);
+    // An idle timeout instead of the listener's deadline (see bodyDeadline): the server cuts a socket
+    // that stays silent this long; after the answer, keep-alive sets its own.
+    req.setTimeout(UPLOAD_IDLE_TIMEOUT_MS);
     const answered = jsonErrorsAndOffset(res);
     await tus.handle(req, res);
     if (req.method !== 'PATCH') return;
@@ -171,6 +181,34 @@ function jsonErrorsAndOffset(res: ServerResponse): { status: number; offset?: nu
     return original(status, ...rest);
   }) as typeof res.writeHead;
   return answered;
+}
+
+/**
+ * The notes listener has no whole-request deadline (requestTimeout 0), so that an upload may take as long as
+ * it moves. Every other request keeps the old bound: a body not complete within `ms` is answered 408 and its
+ * connection closed. Uploads (PATCH under /files/uploads/) have their idle timeout instead.
+ */
+export function bodyDeadline(ms = BODY_DEADLINE_MS): RequestHandler {
+  return (req, res, next) => {
+    if (req.complete || (req.method === 'PATCH' && req.path.startsWith('/files/uploads/'))) {
+      next();
+      return;
+    }
+    const timer = setTimeout(() => {
+      if (req.complete) return;
+      if (!res.headersSent) {
+        res.writeHead(408, { Connection: 'close', 'Content-Length': '0' });
+        res.end(() => req.socket.destroy());
+      } else {
+        req.socket.destroy();
+      }
+    }, ms);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    req.once('end', clear);
+    res.once('close', clear);
+    next();
+  };
 }
 
 /** One `bytes=` range of a file of `size` bytes: null to send it whole, a 416 when it lies past the end. */
