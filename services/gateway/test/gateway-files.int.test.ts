@@ -172,8 +172,11 @@ describe('gateway files routes (streamed relay, FILE_BYTES_PER_HOUR in the real 
     expect(part.status).toBe(206);
     expect(part.headers['content-range']).toBe(`bytes 100-1048675/${bytes.length}`);
     expect(sha(part.body)).toBe(sha(bytes.subarray(100, 1048676)));
-    // Secret paths never reach the log.
+    // Secret paths never reach the log; the bytes relayed are counted.
     expect(gw.logs.text()).not.toContain(name);
+    const metrics = await (await fetch(`${gw.adminUrl}/metrics`)).text();
+    expect(Number(/gateway_file_bytes_total\{[^}]*direction="upload"[^}]*\} (\d+)/.exec(metrics)?.[1])).toBe(bytes.length);
+    expect(Number(/gateway_file_bytes_total\{[^}]*direction="download"[^}]*\} (\d+)/.exec(metrics)?.[1])).toBe(bytes.length + 1048576);
   });
 
   it('when the client pauses half way, then notes has already stored what was sent (uploads stream), and a download reaches the client before notes has sent all of it', async () => {
