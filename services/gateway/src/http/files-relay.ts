@@ -132,9 +132,13 @@ class FileRelay implements Dispatcher.DispatchHandler {
     });
   }
 
-  /** The client's body, pulled by undici chunk by chunk: counted, and each chunk is progress. */
+  /**
+   * The client's body, pulled by undici chunk by chunk: counted, and each chunk is progress. When
+   * undici stops pulling (notes failed or closed early) the client's request is left open, not
+   * destroyed, so that the error answer can still be written after the rest of the body is drained.
+   */
   async *requestBody(): AsyncGenerator<Buffer> {
-    for await (const chunk of this.req) {
+    for await (const chunk of this.req.iterator({ destroyOnReturn: false })) {
       this.sent += (chunk as Buffer).length;
       this.touch();
       yield chunk as Buffer;
