@@ -1,4 +1,4 @@
-import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealing, type OutgoingMessage } from '@vanish/common';
+import { AppError, DependencyUnavailableError, NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealing, type OutgoingMessage } from '@vanish/common';
 import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
 import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
@@ -8,6 +8,8 @@ import type { NoteRecord, NoteStore, NoteTimeControls, ReceiptEntry } from './po
 import { announceRelease, controlsView, isHeldAt } from './note-release';
 import type { ReceiptIds } from '../receipts/receipt-ids';
 import { webhooksDisabledError, type NoteWebhooks, type RequestAccess, type WebhookContext } from './note-webhooks';
+import type { FileService, PreparedFiles } from '../files/file-service';
+import type { RevealedFile } from './notes';
 
 /** DECISIONS 3: no note is ever readable more than 100 times; time notes report 100. */
 export const TIME_NOTE_MAX_VIEWS = 100;
@@ -42,6 +44,8 @@ export interface NoteServiceOptions {
   webhooks?: NoteWebhooks;
   /** DECISIONS 17: the digest of the release manifest this service serves, recorded with each reveal. */
   releaseDigest?: string;
+  /** DECISIONS 14: files of notes; unset: a creation with files is refused (503, no file store). */
+  files?: FileService;
 }
 
 /**
@@ -60,6 +64,7 @@ export class NoteService implements NotesApi {
   private readonly receiptIds: ReceiptIds | undefined;
   private readonly webhooks: NoteWebhooks | undefined;
   private readonly releaseDigest: string | undefined;
+  private readonly files: FileService | undefined;
 
   constructor(options: NoteServiceOptions) {
     if (!Number.isInteger(options.retentionHours) || options.retentionHours < 1) {
@@ -76,6 +81,7 @@ export class NoteService implements NotesApi {
     this.receiptIds = options.receiptIds;
     this.webhooks = options.webhooks;
     this.releaseDigest = options.releaseDigest;
+    this.files = options.files;
   }
 
   /** Gives the SPEC 6 events among `messages` their sealed webhook part (DECISIONS 11). */
@@ -88,6 +94,12 @@ export class NoteService implements NotesApi {
     // validator already does; this keeps the domain honest for every other caller).
     if (hasLoneSurrogate(input.content)) throw new ValidationError('INVALID_CONTENT', 'content is not valid Unicode text', { parameter: 'content' });
     if (input.passcode && hasLoneSurrogate(input.passcode)) throw new ValidationError('INVALID_PASSCODE', 'passcode is not valid Unicode text', { parameter: 'passcode' });
+    const fileSizes = input.files?.map((file) => file.size) ?? [];
+    if (fileSizes.length > 0) {
+      if (!input.keyCheck) throw new ValidationError('INVALID_FILES', 'files are sealed on the writer\'s machine: send them with client_encrypted true', { parameter: 'files' });
+      if (!this.files) throw new DependencyUnavailableError('file storage', 'This service keeps no files');
+      this.files.checkLimits(fileSizes);
+    }
     let webhook: { sealedTarget: string; secret: string } | null = null;
     if (input.webhookUrl) {
       if (!this.webhooks) throw webhooksDisabledError();
@@ -120,6 +132,12 @@ export class NoteService implements NotesApi {
       ...(receiptId !== undefined ? { receiptKey: this.receiptIds!.keyOf(receiptId) } : {}),
       ...(webhook ? { webhookBox: webhook.sealedTarget } : {}),
     };
+    // DECISIONS 14: the uploads exist in the store before the note does (a store that fails stores no note).
+    let prepared: PreparedFiles | undefined;
+    if (fileSizes.length > 0) {
+      prepared = await this.files!.prepare(fileSizes);
+      note.files = prepared.records;
+    }
     const url = `${this.publicBaseUrl}/${uuid}`;
     const messages: OutgoingMessage[] = [noteEventMessage('note.created', { note_id: note.noteRef, expiry_type: input.expiryType }, now)];
     let linkMail: OutgoingMessage | null = null;
@@ -148,7 +166,14 @@ export class NoteService implements NotesApi {
     } : undefined;
     if (linkMail && releaseAt === null) messages.push(linkMail);
     if (controls) note.controls = controls;
-    await this.store.insertNew(note, messages);
+    try {
+      await this.store.insertNew(note, messages);
+    } catch (err) {
+      // Not stored (an answer of 503 or 4xx means the note never committed): its uploads go too. A commit
+      // whose outcome is unknown (500) keeps them for the sweep to judge against the database.
+      if (prepared && !(err instanceof AppError && err.statusCode >= 500 && err.statusCode !== 503)) await this.files!.discard(prepared.records);
+      throw err;
+    }
     notifyObserver(this.events, messages);
     const receiptUrl = receiptId !== undefined ? { receiptUrl: `${this.publicBaseUrl}/r/${receiptId}` } : {};
     return {
@@ -156,6 +181,7 @@ export class NoteService implements NotesApi {
       ...receiptUrl,
       ...(webhook ? { webhookSecret: webhook.secret } : {}),
       ...(controls ? { controls: controlsView(controls, now) } : {}),
+      ...(prepared ? { uploads: prepared.uploads.map((upload) => ({ url: this.files!.uploadUrl(upload.token), size: upload.size })) } : {}),
     };
   }
 
@@ -173,6 +199,7 @@ export class NoteService implements NotesApi {
       maxViews: note.maxViews,
       currentViews: note.currentViews,
       createdAt: note.createdAt,
+      ...(note.fileCount ? { fileCount: note.fileCount, uploading: (note.filesPending ?? 0) > 0 } : {}),
     };
   }
 
@@ -191,6 +218,9 @@ export class NoteService implements NotesApi {
     if (clientEncrypted && (keyCheck === null || !this.crypto.matchesKeyCheck(uuid, keyCheck, sealedOf(note)))) {
       return { outcome: 'key_required' };
     }
+    // DECISIONS 14: a note whose files are not all uploaded cannot be read yet: nothing claimed or counted.
+    if ((note.filesPending ?? 0) > 0) return { outcome: 'upload_incomplete' };
+    const withFiles = (note.fileCount ?? 0) > 0;
     const given = passcode === '' ? null : passcode;
     // No passcode offered for a protected note is a request for the form, not an attempt.
     if (note.hasPasscode && given === null) return { outcome: 'wrong_passcode', attemptsLeft: attemptsLeft(note), lockedOut: false };
@@ -198,7 +228,7 @@ export class NoteService implements NotesApi {
       // Decrypt first: a tampered row throws here, before anything is counted.
       const opened = await this.crypto.open(uuid, null, sealedOf(note));
       if (opened.outcome !== 'opened') throw new Error('a note without passcode asked for one');
-      return this.claimView(lookup, opened.note, false, clientEncrypted, context);
+      return this.claimView(lookup, opened.note, false, clientEncrypted, context, withFiles);
     }
     // DECISIONS 3: the attempt is reserved (committed, so every replica sees it) before the
     // passcode is checked, so that no more than five guesses are ever checked, however many
@@ -216,7 +246,7 @@ export class NoteService implements NotesApi {
       throw err;
     }
     if (opened.outcome === 'wrong_passcode') return this.countFailure(lookup, context);
-    return this.claimView(lookup, opened.note, true, clientEncrypted, context);
+    return this.claimView(lookup, opened.note, true, clientEncrypted, context, withFiles);
   }
 
   async takedown(uuid: string): Promise<boolean> {
@@ -286,8 +316,9 @@ export class NoteService implements NotesApi {
 
   /** Claims one view and, with `refund`, gives the passcode check's reservation back in the same transaction. */
   private async claimView(
-    lookup: string, opened: OpenedNote, refund: boolean, clientEncrypted: boolean, context: Omit<WebhookContext, 'target'>,
+    lookup: string, opened: OpenedNote, refund: boolean, clientEncrypted: boolean, context: Omit<WebhookContext, 'target'>, withFiles = false,
   ): Promise<RevealResult> {
+    if (withFiles && !this.files) throw new DependencyUnavailableError('file storage', 'This service keeps no files');
     const now = this.clock.now();
     // Issue 20: the sealed e-mail box holds the address and the creating page's language.
     const notification = unpackNotificationAddress(opened.notificationEmail);
@@ -299,6 +330,15 @@ export class NoteService implements NotesApi {
       const destroyed = state.currentViews >= state.maxViews;
       // DECISIONS 16: a release not announced yet is announced before its first reveal.
       const released = await announceRelease(tx, lookup, state, now, this.webhooks);
+      // DECISIONS 14: this reader's download addresses, stored (hashed) with the claim; they hold the
+      // bytes for the download window even when this reveal ends the note.
+      let files: RevealedFile[] | undefined;
+      if (withFiles) {
+        if (!tx.filesOf || !tx.issueDownloads) throw new Error('this note store keeps no files');
+        const downloads = this.files!.newDownloads(await tx.filesOf(lookup));
+        await tx.issueDownloads(lookup, state.noteRef, downloads.issued, downloads.expiresAt);
+        files = downloads.urls;
+      }
       let messages = [noteEventMessage('note.accessed', { note_id: state.noteRef }, now)];
       if (notification !== null) {
         messages.push(mailCommandMessage(this.mailSealer, {
@@ -323,11 +363,14 @@ export class NoteService implements NotesApi {
       }
       if (destroyed) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'views' });
       await tx.recordReceipt(receipt);
-      return { messages: released ? [...released, ...messages] : messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };
+      return { messages: released ? [...released, ...messages] : messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed, files };
     });
     if (!result) return { outcome: 'not_found' };
     notifyObserver(this.events, result.messages);
-    return { outcome: 'revealed', content: opened.content, clientEncrypted, currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed };
+    return {
+      outcome: 'revealed', content: opened.content, clientEncrypted, currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed,
+      ...(result.files ? { files: result.files } : {}),
+    };
   }
 
   private async countFailure(lookup: string, context: Omit<WebhookContext, 'target'>): Promise<RevealResult> {

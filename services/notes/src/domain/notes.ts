@@ -28,6 +28,8 @@ export interface CreateNoteInput {
   availableFrom?: Date;
   /** DECISIONS 16: a dead-man's switch; held while the creator checks in within this many hours. */
   releaseAfterSilenceHours?: number;
+  /** DECISIONS 14: the ciphertext sizes of the note's files (only with keyCheck); absent: no files. */
+  files?: ReadonlyArray<{ size: number }>;
 }
 
 /** DECISIONS 16: where a gated note stands; `released` once its time has come. */
@@ -59,6 +61,8 @@ export interface CreatedNote {
   webhookSecret?: string;
   /** DECISIONS 16: the time controls given at creation. */
   controls?: TimeControlsView;
+  /** DECISIONS 14: one upload address per declared file, in their order. */
+  uploads?: Array<{ url: string; size: number }>;
 }
 
 export interface NoteMetadata {
@@ -72,11 +76,23 @@ export interface NoteMetadata {
   createdAt: Date;
   /** DECISIONS 16 (additive; absent for a note made without them). */
   controls?: TimeControlsView;
+  /** DECISIONS 14: how many files the note carries, and whether any is still being uploaded. */
+  fileCount?: number;
+  uploading?: boolean;
+}
+
+/** DECISIONS 14: a download address handed out by a reveal, valid for FILE_DOWNLOAD_WINDOW_MINUTES. */
+export interface RevealedFile {
+  url: string;
+  /** Ciphertext bytes. */
+  size: number;
 }
 
 export type RevealResult =
   /** `clientEncrypted`: content is the writer's envelope, opened by the page with the link's fragment (DECISIONS 13). */
-  | { outcome: 'revealed'; content: string; clientEncrypted: boolean; currentViews: number; maxViews: number; destroyed: boolean }
+  | { outcome: 'revealed'; content: string; clientEncrypted: boolean; currentViews: number; maxViews: number; destroyed: boolean; files?: RevealedFile[] }
+  /** DECISIONS 14: a file of the note is still being uploaded: nothing claimed, nothing counted. */
+  | { outcome: 'upload_incomplete' }
   /** DECISIONS 13: a note sealed by its writer, asked for without the proof of the fragment key: nothing consumed. */
   | { outcome: 'key_required' }
   | { outcome: 'wrong_passcode'; attemptsLeft: number; lockedOut: boolean }

@@ -1,4 +1,5 @@
 import type { ExpiryType, OutgoingMessage } from '@vanish/common';
+import type { IssuedDownload, NewNoteFile, NoteFile } from '../files/ports';
 
 /** A note as stored: secrets sealed (see NoteCrypto), counters and times in clear. */
 export interface NoteRecord {
@@ -35,6 +36,11 @@ export interface NoteRecord {
   webhookBox?: string | null;
   /** DECISIONS 16 (absent or null: none of them): see NoteTimeControls. */
   controls?: NoteTimeControls;
+  /** DECISIONS 14: the note's declared files (only at creation; stored in note_files with the note). */
+  files?: readonly NewNoteFile[];
+  /** DECISIONS 14: how many files the note has, and how many are still being uploaded. */
+  fileCount?: number;
+  filesPending?: number;
 }
 
 /**
@@ -91,9 +97,9 @@ export interface NoteTransaction {
   insert(note: NoteRecord): Promise<void>;
   /**
    * current_views + 1 when the note exists, is unexpired at `now`, is released at `now` (DECISIONS 16:
-   * no release_at, or release_at at or before `now`) and current_views < max_views. In the same UPDATE,
-   * the first view of a note with shrink_minutes sets expires_at to the earlier of itself and
-   * `now` + shrink_minutes, and shrunk_at to `now`.
+   * no release_at, or release_at at or before `now`), current_views < max_views and (DECISIONS 14) none of
+   * its files is still being uploaded. In the same UPDATE, the first view of a note with shrink_minutes
+   * sets expires_at to the earlier of itself and `now` + shrink_minutes, and shrunk_at to `now`.
    */
   claimView(lookup: string, now: Date): Promise<boolean>;
   /**
@@ -126,6 +132,13 @@ export interface NoteTransaction {
    * marks the receipt ended, which starts its retention. A note without a receipt records nothing.
    */
   recordReceipt(entries: readonly ReceiptEntry[]): Promise<void>;
+  /** DECISIONS 14: the note's files, position order (absent in stores that keep no files). */
+  filesOf?(lookup: string): Promise<NoteFile[]>;
+  /**
+   * DECISIONS 14: stores the download addresses a reveal hands out (keyed hashes) and holds the note's
+   * bytes until `expiresAt`, even if the note ends before.
+   */
+  issueDownloads?(lookup: string, noteRef: string, downloads: readonly IssuedDownload[], expiresAt: Date): Promise<void>;
 }
 
 /** How a note ended, as its receipt and its end event say (DECISIONS 7, 12). */
@@ -141,6 +154,8 @@ export type ReceiptEntry =
   | { noteRef: string; at: Date; kind: 'wrong_passcode' }
   | { noteRef: string; at: Date; kind: 'page_fetch'; client: ClientClass }
   | { noteRef: string; at: Date; kind: 'end'; reason: NoteEndReason }
+  /** DECISIONS 14: a file download started (a GET from its first byte). */
+  | { noteRef: string; at: Date; kind: 'file_download'; client: ClientClass }
   /** DECISIONS 16: the first view shrank the note's expiry to `expiresAt` (the receipt's expires_at follows). */
   | { noteRef: string; at: Date; kind: 'shrink'; expiresAt: Date }
   /** DECISIONS 16: the creator checked in; the switch now opens at `releaseAt` unless they check in again. */

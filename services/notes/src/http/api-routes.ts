@@ -67,6 +67,8 @@ export function createdBody(note: CreatedNote) {
     ...(note.noteRef !== undefined ? { note_ref: note.noteRef } : {}),
     ...(note.webhookSecret !== undefined ? { webhook_secret: note.webhookSecret } : {}),
     ...controlsFields(note.controls),
+    // DECISIONS 14 (additive): one upload address per declared file, in their order.
+    ...(note.uploads !== undefined ? { uploads: note.uploads } : {}),
   };
 }
 

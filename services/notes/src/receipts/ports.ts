@@ -24,7 +24,7 @@ export interface StoredReceipt {
 /** One timeline row as read back, oldest first. */
 export interface StoredReceiptEvent {
   at: Date;
-  kind: 'reveal' | 'wrong_passcode' | 'page_fetch' | 'end' | 'shrink' | 'checkin' | 'release';
+  kind: 'reveal' | 'wrong_passcode' | 'page_fetch' | 'file_download' | 'end' | 'shrink' | 'checkin' | 'release';
   client: ClientClass | null;
   reason: NoteEndReason | null;
   /** Reveals: the release manifest digest served then (DECISIONS 17); null for reveals recorded before. */

@@ -15,6 +15,8 @@ export type ReceiptTimelineEntry =
   | { at: string; event: 'created' | 'wrong_passcode' | 'shrink' | 'checkin' | 'release' }
   | { at: string; event: 'reveal'; release_digest?: string }
   | { at: string; event: 'page_fetch'; client: ClientClass }
+  /** DECISIONS 14: a download of one of the note's files started. */
+  | { at: string; event: 'file_download'; client: ClientClass }
   | { at: string; event: 'end'; reason: NoteEndReason };
 
 /** What a receipt says (DECISIONS 12), as the JSON answer and the page show it. Times as DECISIONS 2. */
@@ -175,6 +177,7 @@ export class ReceiptService {
     for (const event of events) {
       const at = formatTimestamp(event.at);
       if (event.kind === 'page_fetch') timeline.push({ at, event: 'page_fetch', client: event.client ?? 'other' });
+      else if (event.kind === 'file_download') timeline.push({ at, event: 'file_download', client: event.client ?? 'other' });
       else if (event.kind === 'end') timeline.push({ at, event: 'end', reason: event.reason ?? 'views' });
       else if (event.kind === 'reveal') timeline.push({ at, event: 'reveal', ...(event.releaseDigest ? { release_digest: event.releaseDigest } : {}) });
       // A scheduled release shows once its time has come, even before the sweep announced it.

@@ -3,6 +3,7 @@ import {
   AppError, DependencyUnavailableError, GroupCommit, InternalError, ServiceUnavailableError, systemClock, type Clock, type ExpiryType, type OutgoingMessage,
 } from '@vanish/common';
 import type { DueRelease, ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTimeControls, NoteTransaction, ReceiptEntry } from '../../domain/ports';
+import type { IssuedDownload, NoteFile } from '../../files/ports';
 import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-store';
 import { PlainInsert } from './plain-insert';
 import { committedRows, connectionOf, endConnection, type ServerConnection } from './commit-outcome';
@@ -38,13 +39,29 @@ interface NoteRow {
   silence_hours?: number | null;
   released_at?: number | string | null;
   release_mail?: string | null;
+  file_count?: number;
+  files_pending?: number;
 }
 
 /** The creation batch's INSERTs (every column of toRow, receiptRowOf and the outbox row). */
 const INSERT_NOTES = new PlainInsert<NoteRow>('notes', [
   'lookup', 'note_ref', 'key_id', 'salt', 'kdf', 'check_box', 'content_box', 'email_box', 'key_check_box', 'receipt_box', 'has_passcode',
   'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'created_at', 'expires_at',
-  'webhook_box', 'shrink_minutes', 'shrunk_at', 'release_at', 'silence_hours', 'released_at', 'release_mail',
+  'webhook_box', 'shrink_minutes', 'shrunk_at', 'release_at', 'silence_hours', 'released_at', 'release_mail', 'file_count', 'files_pending',
+]);
+interface NoteFileRow {
+  object_name: string;
+  note_lookup: string;
+  note_ref: string;
+  position: number;
+  upload_key: string;
+  size: number;
+  state: string;
+  created_at: number;
+  hold_until: number;
+}
+const INSERT_NOTE_FILES = new PlainInsert<NoteFileRow>('note_files', [
+  'object_name', 'note_lookup', 'note_ref', 'position', 'upload_key', 'size', 'state', 'created_at', 'hold_until',
 ]);
 const INSERT_RECEIPTS = new PlainInsert<ReceiptRow>('receipts', [
   'receipt_key', 'note_ref', 'expiry_type', 'max_views', 'has_passcode', 'created_at', 'expires_at', 'ended_at', 'end_reason',
@@ -357,6 +374,31 @@ class KnexNoteTransaction implements NoteTransaction {
   async insertAll(notes: readonly NoteRecord[]): Promise<void> {
     await INSERT_NOTES.run(this.trx, notes.map(toRow));
     await INSERT_RECEIPTS.run(this.trx, notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf));
+    await INSERT_NOTE_FILES.run(this.trx, notes.flatMap((note) => (note.files ?? []).map((file) => ({
+      object_name: file.objectName,
+      note_lookup: note.lookup,
+      note_ref: note.noteRef,
+      position: file.position,
+      upload_key: file.uploadKey,
+      size: file.size,
+      state: 'uploading',
+      created_at: note.createdAt.getTime(),
+      hold_until: 0,
+    }))));
+  }
+
+  async filesOf(lookup: string): Promise<NoteFile[]> {
+    const rows = await this.trx<NoteFileRow>('note_files').select('object_name', 'position', 'size', 'state').where({ note_lookup: lookup }).orderBy('position');
+    return rows.map(noteFileOf);
+  }
+
+  async issueDownloads(lookup: string, noteRef: string, downloads: readonly IssuedDownload[], expiresAt: Date): Promise<void> {
+    if (downloads.length === 0) return;
+    await this.trx('note_file_downloads').insert(downloads.map((download) => ({
+      download_key: download.downloadKey, object_name: download.objectName, note_ref: noteRef, size: download.size, expires_at: expiresAt.getTime(),
+    })));
+    // The bytes stay for the download window even when this reveal (or anything after it) ends the note.
+    await this.trx('note_files').where({ note_lookup: lookup }).andWhere('hold_until', '<', expiresAt.getTime()).update({ hold_until: expiresAt.getTime() });
   }
 
   async claimView(lookup: string, now: Date): Promise<boolean> {
@@ -370,6 +412,8 @@ class KnexNoteTransaction implements NoteTransaction {
       .where({ lookup })
       .andWhere('expires_at', '>', at), now)
       .andWhere('current_views', '<', this.trx.ref('max_views'))
+      // DECISIONS 14: never while a file is still being uploaded.
+      .andWhere('files_pending', 0)
       .update({
         shrunk_at: this.trx.raw(`case when ${shrinks} then ? else ?? end`, ['current_views', 'shrink_minutes', at, 'shrunk_at']),
         expires_at: this.trx.raw(`case when ${shrinks} and ?? > ? + ?? * ? then ? + ?? * ? else ?? end`, [
@@ -501,6 +545,8 @@ function toRow(note: NoteRecord): NoteRow {
     silence_hours: note.controls?.silenceHours ?? null,
     released_at: note.controls?.releasedAt?.getTime() ?? null,
     release_mail: note.controls?.releaseMail ?? null,
+    file_count: note.files?.length ?? 0,
+    files_pending: note.files?.length ?? 0,
   };
 }
 
@@ -522,6 +568,10 @@ function controlsOf(row: Partial<NoteRow>): NoteTimeControls {
     releasedAt: optionalDate(row.released_at),
     releaseMail: row.release_mail ?? null,
   };
+}
+
+export function noteFileOf(row: Pick<NoteFileRow, 'object_name' | 'position' | 'size' | 'state'>): NoteFile {
+  return { objectName: row.object_name, position: Number(row.position), size: Number(row.size), state: row.state === 'complete' ? 'complete' : 'uploading' };
 }
 
 function toRecord(row: NoteRow): NoteRecord {
@@ -547,5 +597,7 @@ function toRecord(row: NoteRow): NoteRecord {
     expiresAt: new Date(Number(row.expires_at)),
     webhookBox: row.webhook_box ?? null,
     controls: controlsOf(row),
+    fileCount: Number(row.file_count ?? 0),
+    filesPending: Number(row.files_pending ?? 0),
   };
 }
