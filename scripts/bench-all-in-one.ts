@@ -52,6 +52,8 @@ export interface AioMeasurement extends LoadResult {
   connections: number;
   /** CPU µs per request of the all-in-one process. */
   cpuUsPerRequest: number;
+  /** The same less what the process spends idle over as long (its timers: outbox relay, heartbeats, pruners). */
+  busyCpuUsPerRequest: number;
   rssMb?: number;
 }
 
@@ -59,11 +61,20 @@ export interface AioMeasurement extends LoadResult {
 export async function measureAllInOne(aio: AllInOne, options: LoadOptions, warmupSeconds: number): Promise<AioMeasurement> {
   if (warmupSeconds > 0) await runAutocannon({ ...options, durationSeconds: warmupSeconds });
   const pid = aio.child.process.pid;
+  // What the process spends with no requests, per second: subtracted, so that a slower (busier) machine,
+  // which answers fewer requests in the same time, does not add more idle work to each request.
+  const idleStart = cpuSeconds([pid]);
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const idlePerSecond = (cpuSeconds([pid]) - idleStart) / 2;
   const before = cpuSeconds([pid]);
+  const started = Date.now();
   const result = await runAutocannon(options);
   const cpu = cpuSeconds([pid]) - before;
-  const cpuUsPerRequest = (cpu * 1e6) / Math.max(1, result.total);
-  return { ...result, connections: options.connections, cpuUsPerRequest, rssMb: rssMb(pid) };
+  const seconds = (Date.now() - started) / 1000;
+  const requests = Math.max(1, result.total);
+  const cpuUsPerRequest = (cpu * 1e6) / requests;
+  const busyCpuUsPerRequest = (Math.max(0, cpu - idlePerSecond * seconds) * 1e6) / requests;
+  return { ...result, connections: options.connections, cpuUsPerRequest, busyCpuUsPerRequest, rssMb: rssMb(pid) };
 }
 
 /** The all-in-one's scenarios: the same requests as the full topology's, straight to its one port. */
@@ -94,7 +105,7 @@ async function main(): Promise<void> {
       }
       for (const r of rows) {
         process.stdout.write(`round ${round} | ${r.scenario} | c${r.connections} | ${fmt(r.requestsPerSecond)} req/s | p50 ${fmt(r.p50, 1)} ms | ` +
-          `p99 ${fmt(r.p99, 1)} ms | errors ${r.errors} | CPU ${fmt(r.cpuUsPerRequest)} µs/request | RSS ${fmt(r.rssMb ?? NaN)} MB | load ${loadAverage()}\n`);
+          `p99 ${fmt(r.p99, 1)} ms | errors ${r.errors} | CPU ${fmt(r.cpuUsPerRequest)} µs/request (${fmt(r.busyCpuUsPerRequest)} less idle) | RSS ${fmt(r.rssMb ?? NaN)} MB | load ${loadAverage()}\n`);
       }
       await aio.child.stop();
       children.splice(children.indexOf(aio.child), 1);

@@ -1,0 +1,196 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * SQLite off the event loop. better-sqlite3 is synchronous: every statement (and every commit's fsync)
+ * runs on the calling thread, which in a service is the thread that serves HTTP. Here one worker
+ * thread owns the database connection and runs the statements; the service's thread sends each
+ * statement as a message and awaits the answer, so it serves other requests meanwhile, and the
+ * machine's second core does the database work. knex still drives it (a knex client class: its SQL,
+ * transactions, migrations and pool are unchanged; the pool has its one connection, so a transaction's
+ * statements reach the worker in order and nothing interleaves with them).
+ *
+ * Durability is unchanged: the worker answers a COMMIT after SQLite has made it durable (synchronous
+ * FULL by default). Statements are prepared once per connection and kept (a bounded cache).
+ */
+
+/** The worker's code: plain JavaScript, run with `eval` so that the built package and its tests (TypeScript) run the same. */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+let db;
+const statements = new Map();
+const MAX_STATEMENTS = 512;
+function asBuffer(value) {
+  return value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value;
+}
+function prepared(sql) {
+  let statement = statements.get(sql);
+  if (statement === undefined) {
+    statement = db.prepare(sql);
+    if (statements.size >= MAX_STATEMENTS) statements.clear();
+    statements.set(sql, statement);
+  }
+  return statement;
+}
+parentPort.on('message', (message) => {
+  const { id } = message;
+  try {
+    if (message.open) {
+      db = new Database(message.open.filename, { readonly: false });
+      for (const pragma of message.open.pragmas) db.pragma(pragma);
+      parentPort.postMessage({ id, ok: true });
+      return;
+    }
+    if (message.close) {
+      statements.clear();
+      if (db) db.close();
+      db = undefined;
+      parentPort.postMessage({ id, ok: true });
+      return;
+    }
+    const statement = prepared(message.sql);
+    const bindings = message.bindings.map(asBuffer);
+    if (statement.reader) {
+      parentPort.postMessage({ id, ok: true, rows: statement.all(bindings) });
+    } else {
+      const result = statement.run(bindings);
+      parentPort.postMessage({ id, ok: true, changes: result.changes, lastInsertRowid: result.lastInsertRowid });
+    }
+  } catch (err) {
+    parentPort.postMessage({ id, ok: false, error: { message: err && err.message, code: err && err.code, name: err && err.name } });
+  }
+});
+`;
+
+interface Answer {
+  id: number;
+  ok: boolean;
+  rows?: Array<Record<string, unknown>>;
+  changes?: number;
+  lastInsertRowid?: number | bigint;
+  error?: { message: string; code?: string; name?: string };
+}
+
+/** The error better-sqlite3 threw in the worker, rebuilt here with its name, message and code (SQLITE_BUSY...). */
+export class SqliteWorkerError extends Error {
+  constructor(message: string, readonly code: string | undefined, name: string | undefined) {
+    super(message);
+    if (name) this.name = name;
+  }
+}
+
+/** One database connection owned by a worker thread. */
+export class SqliteWorkerConnection {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve(answer: Answer): void; reject(err: Error): void }>();
+  private nextId = 1;
+  private failed: Error | undefined;
+
+  private constructor() {
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver: require.resolve('better-sqlite3') } });
+    this.worker.on('message', (answer: Answer) => {
+      const waiting = this.pending.get(answer.id);
+      if (!waiting) return;
+      this.pending.delete(answer.id);
+      if (answer.ok) waiting.resolve(answer);
+      else waiting.reject(new SqliteWorkerError(answer.error?.message ?? 'SQLite failed', answer.error?.code, answer.error?.name));
+    });
+    const gone = (err: Error): void => {
+      this.failed ??= err;
+      for (const waiting of this.pending.values()) waiting.reject(err);
+      this.pending.clear();
+    };
+    this.worker.on('error', gone);
+    this.worker.on('exit', (code) => gone(new SqliteWorkerError(`the SQLite worker thread exited (${code})`, 'SQLITE_IOERR_WORKER_EXIT', undefined)));
+  }
+
+  /** A worker with the database open and the given pragmas set (journal_mode = WAL, synchronous...). */
+  static async open(filename: string, pragmas: readonly string[]): Promise<SqliteWorkerConnection> {
+    const connection = new SqliteWorkerConnection();
+    try {
+      await connection.send({ open: { filename, pragmas } });
+    } catch (err) {
+      await connection.worker.terminate();
+      throw err;
+    }
+    return connection;
+  }
+
+  /** Runs one statement: its rows when it reads, its changes and last row id otherwise. */
+  query(sql: string, bindings: readonly unknown[]): Promise<Answer> {
+    return this.send({ sql, bindings });
+  }
+
+  async close(): Promise<void> {
+    try {
+      if (!this.failed) await this.send({ close: true });
+    } finally {
+      this.failed ??= new SqliteWorkerError('the SQLite connection is closed', 'SQLITE_IOERR_WORKER_EXIT', undefined);
+      await this.worker.terminate();
+    }
+  }
+
+  private send(message: Record<string, unknown>): Promise<Answer> {
+    if (this.failed) return Promise.reject(this.failed);
+    const id = this.nextId++;
+    return new Promise<Answer>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...message });
+    });
+  }
+}
+
+/** Blobs come back from the worker as Uint8Array (structured clone): the callers read Buffers, as from better-sqlite3. */
+function restoreBuffers(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  for (const row of rows) {
+    for (const key in row) {
+      const value = row[key];
+      if (value instanceof Uint8Array && !Buffer.isBuffer(value)) row[key] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    }
+  }
+  return rows;
+}
+
+type QueryObject = { sql?: string; bindings?: unknown[]; response?: unknown; context?: unknown; options?: unknown };
+interface BetterSqliteClient {
+  connectionSettings: { filename: string };
+  config: { sqlitePragmas?: readonly string[] };
+  _formatBindings(bindings: unknown[] | undefined): unknown[];
+}
+
+// knex's own better-sqlite3 client: its SQL, its dialect's quirks (DDL, processResponse) are kept; only
+// where a connection comes from and how a statement runs on it are replaced.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const BetterSqliteClient = require('knex/lib/dialects/better-sqlite3') as new (config: unknown) => object;
+
+/**
+ * knex's better-sqlite3 client with its connection in a worker thread (SqliteWorkerConnection).
+ * Given to knex as `client`; `sqlitePragmas` in the knex config are set on each new connection.
+ */
+export class SqliteWorkerClient extends BetterSqliteClient {
+  /** The driver is loaded by the worker only: this thread never runs (or loads) better-sqlite3. */
+  _driver(): object {
+    return {};
+  }
+
+  async acquireRawConnection(this: BetterSqliteClient): Promise<SqliteWorkerConnection> {
+    return SqliteWorkerConnection.open(this.connectionSettings.filename, this.config.sqlitePragmas ?? []);
+  }
+
+  async destroyRawConnection(connection: SqliteWorkerConnection): Promise<void> {
+    await connection.close();
+  }
+
+  async _query(this: BetterSqliteClient, connection: SqliteWorkerConnection, obj: QueryObject): Promise<QueryObject> {
+    if (!obj.sql) throw new Error('The query is empty');
+    if (!connection) throw new Error('No connection provided');
+    const answer = await connection.query(obj.sql, this._formatBindings(obj.bindings));
+    if (answer.rows) {
+      obj.response = restoreBuffers(answer.rows);
+      return obj;
+    }
+    obj.response = { changes: answer.changes, lastInsertRowid: answer.lastInsertRowid };
+    obj.context = { lastID: answer.lastInsertRowid, changes: answer.changes };
+    return obj;
+  }
+}
