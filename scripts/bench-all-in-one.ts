@@ -1,4 +1,4 @@
-// The all-in-one as `npm start` runs it (`node services/all-in-one/dist/main.js`: no node flags, SQLite files in
+// The all-in-one as `npm start` runs it (`node <flags> services/all-in-one/dist/main.js`, the flags read from package.json; SQLite files in
 // DATA_DIR, the in-process bus, in-memory limits, mail to files), for `npm run bench` (its rows beside the
 // separate services) and, run on its own, for A/B runs of all-in-one changes:
 //
@@ -8,7 +8,7 @@
 // request of the one process (the only process on the path: no database server, no broker, no Redis) and RSS
 // after the round. BENCH_AIO_MAIN=<path> measures another build's main.js (the A of an A/B: a worktree of the
 // commit before), BENCH_DURATION (10), BENCH_WARMUP (3), BENCH_AIO_CONNECTIONS (50,10,1).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -24,7 +24,17 @@ export interface AllInOne {
 }
 
 /**
- * Starts the all-in-one the way `npm start` does (plain `node main.js`, no flags), in a fresh DATA_DIR, every
+ * The node flags `npm start` gives the all-in-one (read from package.json's start script, so that the bench
+ * runs what users run): the images' heap settings (docs/performance.md, Memory).
+ */
+export function npmStartNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
+  const match = /\bnode((?:\s+--\S+)*)\s+services\/all-in-one\/dist\/main\.js/.exec(start);
+  return (match?.[1] ?? '').split(/\s+/).filter(Boolean);
+}
+
+/**
+ * Starts the all-in-one the way `npm start` does (`node <its flags> main.js`), in a fresh DATA_DIR, every
  * port free (the public and admin ports chosen here, the rest ephemeral), limits raised, LOG_LEVEL as given.
  */
 export async function startAllInOne(options: { logDir: string; logLevel: string; main?: string; name?: string }): Promise<AllInOne> {
@@ -32,7 +42,7 @@ export async function startAllInOne(options: { logDir: string; logLevel: string;
   const port = await freePort();
   const adminPort = await freePort();
   const main = options.main ?? join(ROOT, 'services/all-in-one/dist/main.js');
-  const child = startNode(options.name ?? 'all-in-one', [main], {
+  const child = startNode(options.name ?? 'all-in-one', [...npmStartNodeFlags(), main], {
     DATA_DIR: dataDir, LOG_LEVEL: options.logLevel, LOG_FORMAT: 'json',
     PORT: String(port), ADMIN_PORT: String(adminPort),
     NOTES_PORT: '0', NOTES_ADMIN_PORT: '0', STATS_PORT: '0', STATS_ADMIN_PORT: '0', MAILER_PORT: '0', MAILER_ADMIN_PORT: '0', WEBHOOKS_ADMIN_PORT: '0',

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 /**
  * SQLite off the event loop. better-sqlite3 is synchronous: every statement (and every commit's fsync)
  * runs on the calling thread, which in a service is the thread that serves HTTP. Here one worker
- * thread owns the database connection and runs the statements; the service's thread sends each
+ * thread owns the process's SQLite connections (one per database) and runs the statements; the service's thread sends each
  * statement as a message and awaits the answer, so it serves other requests meanwhile, and the
  * machine's second core does the database work. knex still drives it (a knex client class: its SQL,
  * transactions, migrations and pool are unchanged; the pool has its one connection, so a transaction's
@@ -13,42 +13,51 @@ import { Worker } from 'node:worker_threads';
  * FULL by default). Statements are prepared once per connection and kept (a bounded cache).
  */
 
-/** The worker's code: plain JavaScript, run with `eval` so that the built package and its tests (TypeScript) run the same. */
+/**
+ * The worker's code: plain JavaScript, run with `eval` so that the built package and its tests
+ * (TypeScript) run the same. One thread serves every SQLite database of the process (the all-in-one
+ * has four): each is a handle, opened and closed by message; statements of all of them run in the
+ * order they arrive.
+ */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-let db;
-const statements = new Map();
 const MAX_STATEMENTS = 512;
+const handles = new Map();
 function asBuffer(value) {
   return value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value;
 }
-function prepared(sql) {
-  let statement = statements.get(sql);
+function prepared(handle, sql) {
+  let statement = handle.statements.get(sql);
   if (statement === undefined) {
-    statement = db.prepare(sql);
-    if (statements.size >= MAX_STATEMENTS) statements.clear();
-    statements.set(sql, statement);
+    statement = handle.db.prepare(sql);
+    if (handle.statements.size >= MAX_STATEMENTS) handle.statements.clear();
+    handle.statements.set(sql, statement);
   }
   return statement;
 }
 parentPort.on('message', (message) => {
-  const { id } = message;
+  const { id, handle: name } = message;
   try {
     if (message.open) {
-      db = new Database(message.open.filename, { readonly: false });
+      const db = new Database(message.open.filename, { readonly: false });
       for (const pragma of message.open.pragmas) db.pragma(pragma);
+      handles.set(name, { db, statements: new Map() });
       parentPort.postMessage({ id, ok: true });
       return;
     }
+    const handle = handles.get(name);
     if (message.close) {
-      statements.clear();
-      if (db) db.close();
-      db = undefined;
+      if (handle) {
+        handle.statements.clear();
+        handle.db.close();
+        handles.delete(name);
+      }
       parentPort.postMessage({ id, ok: true });
       return;
     }
-    const statement = prepared(message.sql);
+    if (!handle) throw Object.assign(new Error('the SQLite connection is closed'), { code: 'SQLITE_IOERR_CLOSED' });
+    const statement = prepared(handle, message.sql);
     const bindings = message.bindings.map(asBuffer);
     if (statement.reader) {
       parentPort.postMessage({ id, ok: true, rows: statement.all(bindings) });
@@ -79,15 +88,37 @@ export class SqliteWorkerError extends Error {
   }
 }
 
-/** One database connection owned by a worker thread. */
-export class SqliteWorkerConnection {
+type Waiting = { resolve(answer: Answer): void; reject(err: Error): void };
+
+/**
+ * The process's one SQLite thread, started with the first connection and ended with the last. Its
+ * young generation is kept small: it only moves statements and rows between threads (a thread of
+ * V8's default sizes costs the process tens of MB of RSS after a load).
+ */
+class SqliteThread {
+  private static current: SqliteThread | undefined;
   private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve(answer: Answer): void; reject(err: Error): void }>();
+  private readonly pending = new Map<number, Waiting>();
   private nextId = 1;
-  private failed: Error | undefined;
+  private users = 0;
+  failed: Error | undefined;
+
+  static acquire(): SqliteThread {
+    let thread = SqliteThread.current;
+    if (!thread || thread.failed) {
+      thread = new SqliteThread();
+      SqliteThread.current = thread;
+    }
+    thread.users += 1;
+    return thread;
+  }
 
   private constructor() {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver: require.resolve('better-sqlite3') } });
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { driver: require.resolve('better-sqlite3') },
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+    });
     this.worker.on('message', (answer: Answer) => {
       const waiting = this.pending.get(answer.id);
       if (!waiting) return;
@@ -97,6 +128,7 @@ export class SqliteWorkerConnection {
     });
     const gone = (err: Error): void => {
       this.failed ??= err;
+      if (SqliteThread.current === this) SqliteThread.current = undefined;
       for (const waiting of this.pending.values()) waiting.reject(err);
       this.pending.clear();
     };
@@ -104,13 +136,40 @@ export class SqliteWorkerConnection {
     this.worker.on('exit', (code) => gone(new SqliteWorkerError(`the SQLite worker thread exited (${code})`, 'SQLITE_IOERR_WORKER_EXIT', undefined)));
   }
 
-  /** A worker with the database open and the given pragmas set (journal_mode = WAL, synchronous...). */
+  send(message: Record<string, unknown>): Promise<Answer> {
+    if (this.failed) return Promise.reject(this.failed);
+    const id = this.nextId++;
+    return new Promise<Answer>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...message });
+    });
+  }
+
+  async release(): Promise<void> {
+    this.users -= 1;
+    if (this.users > 0) return;
+    if (SqliteThread.current === this) SqliteThread.current = undefined;
+    await this.worker.terminate();
+  }
+}
+
+let nextHandle = 1;
+
+/** One database connection, a handle on the process's SQLite thread. */
+export class SqliteWorkerConnection {
+  private readonly handle = nextHandle++;
+  private closed: Error | undefined;
+
+  private constructor(private readonly thread: SqliteThread) {}
+
+  /** A connection with the database open and the given pragmas set (journal_mode = WAL, synchronous...). */
   static async open(filename: string, pragmas: readonly string[]): Promise<SqliteWorkerConnection> {
-    const connection = new SqliteWorkerConnection();
+    const connection = new SqliteWorkerConnection(SqliteThread.acquire());
     try {
-      await connection.send({ open: { filename, pragmas } });
+      await connection.thread.send({ handle: connection.handle, open: { filename, pragmas } });
     } catch (err) {
-      await connection.worker.terminate();
+      connection.closed = err as Error;
+      await connection.thread.release();
       throw err;
     }
     return connection;
@@ -118,25 +177,18 @@ export class SqliteWorkerConnection {
 
   /** Runs one statement: its rows when it reads, its changes and last row id otherwise. */
   query(sql: string, bindings: readonly unknown[]): Promise<Answer> {
-    return this.send({ sql, bindings });
+    if (this.closed) return Promise.reject(this.closed);
+    return this.thread.send({ handle: this.handle, sql, bindings });
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = new SqliteWorkerError('the SQLite connection is closed', 'SQLITE_IOERR_CLOSED', undefined);
     try {
-      if (!this.failed) await this.send({ close: true });
+      if (!this.thread.failed) await this.thread.send({ handle: this.handle, close: true });
     } finally {
-      this.failed ??= new SqliteWorkerError('the SQLite connection is closed', 'SQLITE_IOERR_WORKER_EXIT', undefined);
-      await this.worker.terminate();
+      await this.thread.release();
     }
-  }
-
-  private send(message: Record<string, unknown>): Promise<Answer> {
-    if (this.failed) return Promise.reject(this.failed);
-    const id = this.nextId++;
-    return new Promise<Answer>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, ...message });
-    });
   }
 }
 
