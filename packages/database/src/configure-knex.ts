@@ -99,7 +99,9 @@ function sqliteConfig(filename: string, options: ConfigureKnexOptions): Knex.Con
     client: SqliteWorkerClient as unknown as typeof Knex.Client,
     connection: { filename },
     useNullAsDefault: true,
-    sqlitePragmas: ['journal_mode = WAL', 'busy_timeout = 5000', `synchronous = ${synchronous}`, 'foreign_keys = ON'],
+    sqlitePragmas: ['journal_mode = WAL', `synchronous = ${synchronous}`, 'foreign_keys = ON'],
+    // As busy_timeout = 5000 was, without waiting in SQLite's busy handler (it would hold the thread).
+    sqliteBusyTimeoutMs: 5000,
     pool: { min: 1, max: 1 },
   } as Knex.Config;
 }

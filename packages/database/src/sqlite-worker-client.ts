@@ -36,13 +36,18 @@ function prepared(handle, sql) {
   }
   return statement;
 }
-parentPort.on('message', (message) => {
+// A statement that finds the database locked by another connection (notes' relay has its own on the same
+// file) is tried again a moment later instead of waiting in SQLite's busy handler: that would hold this
+// thread, and with it the statement that is to release the lock (the other connection's COMMIT), until the
+// timeout. Each connection has one statement in flight at a time (knex awaits each), so retrying keeps its order.
+function execute(message, startedAt) {
   const { id, handle: name } = message;
   try {
     if (message.open) {
       const db = new Database(message.open.filename, { readonly: false });
       for (const pragma of message.open.pragmas) db.pragma(pragma);
-      handles.set(name, { db, statements: new Map() });
+      db.pragma('busy_timeout = 0');
+      handles.set(name, { db, statements: new Map(), busyTimeoutMs: message.open.busyTimeoutMs });
       parentPort.postMessage({ id, ok: true });
       return;
     }
@@ -57,18 +62,27 @@ parentPort.on('message', (message) => {
       return;
     }
     if (!handle) throw Object.assign(new Error('the SQLite connection is closed'), { code: 'SQLITE_IOERR_CLOSED' });
-    const statement = prepared(handle, message.sql);
-    const bindings = message.bindings.map(asBuffer);
-    if (statement.reader) {
-      parentPort.postMessage({ id, ok: true, rows: statement.all(bindings) });
-    } else {
-      const result = statement.run(bindings);
-      parentPort.postMessage({ id, ok: true, changes: result.changes, lastInsertRowid: result.lastInsertRowid });
+    try {
+      const statement = prepared(handle, message.sql);
+      const bindings = message.bindings.map(asBuffer);
+      if (statement.reader) {
+        parentPort.postMessage({ id, ok: true, rows: statement.all(bindings) });
+      } else {
+        const result = statement.run(bindings);
+        parentPort.postMessage({ id, ok: true, changes: result.changes, lastInsertRowid: result.lastInsertRowid });
+      }
+    } catch (err) {
+      if (err && err.code === 'SQLITE_BUSY' && Date.now() - startedAt < handle.busyTimeoutMs) {
+        setTimeout(execute, 2, message, startedAt);
+        return;
+      }
+      throw err;
     }
   } catch (err) {
     parentPort.postMessage({ id, ok: false, error: { message: err && err.message, code: err && err.code, name: err && err.name } });
   }
-});
+}
+parentPort.on('message', (message) => execute(message, Date.now()));
 `;
 
 interface Answer {
@@ -163,10 +177,10 @@ export class SqliteWorkerConnection {
   private constructor(private readonly thread: SqliteThread) {}
 
   /** A connection with the database open and the given pragmas set (journal_mode = WAL, synchronous...). */
-  static async open(filename: string, pragmas: readonly string[]): Promise<SqliteWorkerConnection> {
+  static async open(filename: string, pragmas: readonly string[], busyTimeoutMs = 5000): Promise<SqliteWorkerConnection> {
     const connection = new SqliteWorkerConnection(SqliteThread.acquire());
     try {
-      await connection.thread.send({ handle: connection.handle, open: { filename, pragmas } });
+      await connection.thread.send({ handle: connection.handle, open: { filename, pragmas, busyTimeoutMs } });
     } catch (err) {
       connection.closed = err as Error;
       await connection.thread.release();
@@ -206,7 +220,7 @@ function restoreBuffers(rows: Array<Record<string, unknown>>): Array<Record<stri
 type QueryObject = { sql?: string; bindings?: unknown[]; response?: unknown; context?: unknown; options?: unknown };
 interface BetterSqliteClient {
   connectionSettings: { filename: string };
-  config: { sqlitePragmas?: readonly string[] };
+  config: { sqlitePragmas?: readonly string[]; sqliteBusyTimeoutMs?: number };
   _formatBindings(bindings: unknown[] | undefined): unknown[];
 }
 
@@ -217,7 +231,8 @@ const BetterSqliteClient = require('knex/lib/dialects/better-sqlite3') as new (c
 
 /**
  * knex's better-sqlite3 client with its connection in a worker thread (SqliteWorkerConnection).
- * Given to knex as `client`; `sqlitePragmas` in the knex config are set on each new connection.
+ * Given to knex as `client`; `sqlitePragmas` in the knex config are set on each new connection, and a
+ * statement that finds the database locked is retried for `sqliteBusyTimeoutMs` (5000) before SQLITE_BUSY.
  */
 export class SqliteWorkerClient extends BetterSqliteClient {
   /** The driver is loaded by the worker only: this thread never runs (or loads) better-sqlite3. */
@@ -226,7 +241,7 @@ export class SqliteWorkerClient extends BetterSqliteClient {
   }
 
   async acquireRawConnection(this: BetterSqliteClient): Promise<SqliteWorkerConnection> {
-    return SqliteWorkerConnection.open(this.connectionSettings.filename, this.config.sqlitePragmas ?? []);
+    return SqliteWorkerConnection.open(this.connectionSettings.filename, this.config.sqlitePragmas ?? [], this.config.sqliteBusyTimeoutMs);
   }
 
   async destroyRawConnection(connection: SqliteWorkerConnection): Promise<void> {

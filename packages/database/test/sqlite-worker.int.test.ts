@@ -58,6 +58,25 @@ describe('SQLite through its worker thread (configureKnex with sqlite:)', () => 
     expect(await knex('things').where({ name: 'committed' }).first()).toBeDefined();
   });
 
+  it('when a second connection to the same file writes during a write transaction, then it waits for the commit without holding the thread', async () => {
+    const other = configureKnex(`sqlite:${join(dir, 'test.db')}`, { logger: silentLogger });
+    try {
+      let waiting: Promise<unknown> | undefined;
+      await knex.transaction(async (trx) => {
+        await trx('things').insert({ name: 'held' });
+        waiting = other('things').insert({ name: 'waited' }).then((ids) => ids);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        // The transaction's own statements still run: the other connection's retries do not hold the thread.
+        await trx('things').insert({ name: 'held-2' });
+      });
+      await waiting;
+      expect((await knex('things').whereIn('name', ['held', 'held-2', 'waited']).select('name')).map((row: { name: string }) => row.name).sort())
+        .toEqual(['held', 'held-2', 'waited']);
+    } finally {
+      await other.destroy();
+    }
+  });
+
   it('when the worker thread is gone, then statements fail as a database that is unavailable', async () => {
     const connection = await SqliteWorkerConnection.open(join(dir, 'other.db'), ['journal_mode = WAL']);
     await connection.close();
