@@ -378,7 +378,7 @@ async function main(): Promise<void> {
     (anyWrk ? `wrk (\`wrk -t2 -c${CONNECTIONS} -d${DURATION}s --latency\` with a Lua script for the same requests) for ${DURATION} s more` : 'no wrk (not installed, or BENCH_WRK=0)') +
     ', on the same machine as the services.');
   lines.push(`- Services: separate \`node services/<name>/dist/main.js\` processes, LOG_LEVEL=${LOG_LEVEL}; MariaDB, Redis and RabbitMQ are the machine's own servers; limits raised to ${HIGH_LIMIT} per hour. ` +
-    'The all-in-one rows: `node services/all-in-one/dist/main.js` as `npm start` runs it (SQLite files, the in-process bus, in-memory limits), its one process measured.');
+    'The all-in-one rows: `node <flags> services/all-in-one/dist/main.js` as `npm start` runs it (its node flags read from package.json; SQLite files, the in-process bus, in-memory limits), its one process measured.');
   lines.push('');
   lines.push(...table);
   lines.push('');
