@@ -3,7 +3,11 @@
 //   (a) yardstick: bare express hello-world
 //   (b) gateway hop: the gateway (Redis limit check, keep-alive proxy) in front of a trivial upstream, then
 //       the relay floor: a relay that does nothing but relay, in front of the same upstream (the hop's ceiling)
-//   (c) full topology: gateway + notes + stats + mailer, limits raised: metadata read, create, stats
+//   (c) full topology: gateway + notes + stats + mailer, limits raised: metadata read, create, stats; read and create
+//       again at 10 and 1 connections (BENCH_LATENCY_CONNECTIONS)
+//   (d) the all-in-one as `npm start` runs it (bench-all-in-one.ts): metadata read and create at 50, 10 and 1
+//       connections (BENCH_ALL_IN_ONE=0 skips it)
+// Every row carries the CPU per request of each process on the path, MariaDB, Redis and RabbitMQ included.
 // Every scenario is measured twice, by autocannon and then by wrk (Debian's, when installed), so that a
 // client's own CPU does not decide a result. Plus: event lag (creation → stats counter) p50/p99 under the
 // autocannon create load, RSS of each service at the end. Writes docs/performance.md (the generated section) and
@@ -14,9 +18,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  ROOT, chartSvg, cleanUpOnSignal, cpuSeconds, fmt, freePort, loadAverage, log, machine, mariadbPid, percentile, randomKey, randomSuffix, replaceSection, rssMb,
+  ROOT, chartSvg, cleanUpOnSignal, cpuSeconds, fmt, freePort, loadAverage, log, machine, mariadbPid, oldestPid, percentile, randomKey, randomSuffix, replaceSection, rssMb,
   runAutocannon, runWrk, sleep, startNode, tail, waitReady, wrkInstalled, type Child, type LoadOptions, type LoadResult,
 } from './bench-lib';
+import { allInOneRequest, startAllInOne } from './bench-all-in-one';
 import { HIGH_LIMIT, serviceNodeFlags, serviceNodeOptions, scenarioRequest, seedNotes, startTopology } from './bench-topology';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -74,6 +79,8 @@ const children: Child[] = [];
 const cleanups: (() => Promise<void>)[] = [];
 
 const DB_PID = mariadbPid();
+/** The machine's own servers on the request path: their CPU per request is shown per row (shared with other work: upper bounds). */
+const BACKING_PIDS: Record<string, number | undefined> = { MariaDB: DB_PID, Redis: oldestPid('redis-server'), RabbitMQ: oldestPid('beam.smp') };
 const WRK = process.env.BENCH_WRK !== '0' && wrkInstalled();
 const WRK_SCRIPT_DIR = mkdtempSync(join(tmpdir(), 'vanish-bench-wrk-'));
 
@@ -83,6 +90,7 @@ async function withCpu(processes: Child[], run: () => Promise<LoadResult>): Prom
   const before = cpuSeconds(pids);
   const eachBefore = processes.map((p) => cpuSeconds([p.process.pid]));
   const dbBefore = cpuSeconds([DB_PID]);
+  const backingBefore = Object.fromEntries(Object.entries(BACKING_PIDS).map(([name, pid]) => [name, cpuSeconds([pid])]));
   const loaderBefore = process.cpuUsage();
   const result = await run();
   const loader = process.cpuUsage(loaderBefore);
@@ -91,6 +99,9 @@ async function withCpu(processes: Child[], run: () => Promise<LoadResult>): Prom
   result.loaderCpuMsPerRequest ??= (loader.user + loader.system) / 1000 / requests;
   result.cpuMsPerRequest = ((cpuSeconds(pids) - before) * 1000) / requests;
   result.cpuByProcess = Object.fromEntries(processes.map((p, i) => [p.name, ((cpuSeconds([p.process.pid]) - eachBefore[i]) * 1000) / requests]));
+  for (const [name, pid] of Object.entries(BACKING_PIDS)) {
+    if (pid !== undefined) result.cpuByProcess[name] = ((cpuSeconds([pid]) - backingBefore[name]) * 1000) / requests;
+  }
   if (DB_PID !== undefined) result.dbCpuMsPerRequest = ((cpuSeconds([DB_PID]) - dbBefore) * 1000) / requests;
   log(`  ${fmt(result.requestsPerSecond)} req/s, p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms, errors ${result.errors}, ` +
     `CPU ${fmt(result.cpuMsPerRequest, 2)} ms/request (MariaDB ${fmt(result.dbCpuMsPerRequest ?? NaN, 2)})`);
@@ -163,6 +174,7 @@ interface FullTopology {
   diagnostics: Scenario[];
   lag: { p50: number; p99: number; events: number; missing: number };
   rss: Record<string, number | undefined>;
+  fewer: Scenario[];
 }
 
 async function fullTopology(logDir: string, dataDir: string): Promise<FullTopology> {
@@ -243,10 +255,49 @@ async function fullTopology(logDir: string, dataDir: string): Promise<FullTopolo
     }, everyService));
   }
 
+  const fewer = await fewerConnections(['read', 'create'].map((name) => scenarioRequest(name as 'read' | 'create', baseUrl, uuids)), everyService);
+
   const rss: Record<string, number | undefined> = {};
   for (const child of [gateway, notes, stats, mailer]) rss[child.name] = rssMb(child.process.pid);
   for (const child of [gateway, notes, stats, mailer]) await child.stop();
-  return { results, diagnostics, lag, rss };
+  return { results, diagnostics, lag, rss, fewer };
+}
+
+/** LATENCY_CONNECTIONS (10 and 1 by default): what one person feels. autocannon only, each after a short warm-up. */
+const LATENCY_CONNECTIONS = (process.env.BENCH_LATENCY_CONNECTIONS ?? '10,1').split(',').filter(Boolean).map(Number);
+
+async function fewerConnections(requests: Array<Omit<LoadOptions, 'connections' | 'durationSeconds'>>, processes: Child[]): Promise<Scenario[]> {
+  const rows: Scenario[] = [];
+  for (const request of requests) {
+    for (const connections of LATENCY_CONNECTIONS) {
+      const options = { ...request, scenario: `${request.scenario}, ${connections} connection${connections === 1 ? '' : 's'}`, connections, durationSeconds: DURATION };
+      if (WARMUP > 0) await runAutocannon({ ...options, durationSeconds: Math.min(WARMUP, 2) });
+      log(`measuring ${options.scenario} for ${DURATION} s`);
+      rows.push(await withCpu(processes, () => runAutocannon(options)));
+    }
+  }
+  return rows;
+}
+
+interface AllInOneRun {
+  results: Scenario[];
+  fewer: Scenario[];
+  rss?: number;
+}
+
+/** The all-in-one as `npm start` runs it (one process: SQLite, the in-process bus, memory limits), the same requests. */
+async function allInOne(logDir: string): Promise<AllInOneRun> {
+  const aio = await startAllInOne({ logDir, logLevel: LOG_LEVEL });
+  children.push(aio.child);
+  log('all-in-one ready');
+  const uuids = await seedNotes(aio.baseUrl, 200);
+  const results: Scenario[] = [];
+  results.push(await warmAndMeasure({ ...allInOneRequest('read', aio.baseUrl, uuids), connections: CONNECTIONS, durationSeconds: DURATION }, [aio.child]));
+  results.push(await warmAndMeasure({ ...allInOneRequest('create', aio.baseUrl, uuids), connections: CONNECTIONS, durationSeconds: DURATION }, [aio.child]));
+  const fewer = await fewerConnections([allInOneRequest('read', aio.baseUrl, uuids), allInOneRequest('create', aio.baseUrl, uuids)], [aio.child]);
+  const rss = rssMb(aio.child.process.pid);
+  await aio.child.stop();
+  return { results, fewer, rss };
 }
 
 function goalLine(name: string, value: number, goal: number, unit: string, lowerIsBetter: boolean): string {
@@ -264,6 +315,7 @@ async function main(): Promise<void> {
   const scenarios: Scenario[] = [];
   let hopRss: number | undefined;
   let full: FullTopology | undefined;
+  let aio: AllInOneRun | undefined;
   try {
     const measureYardstick = await startYardstick(logDir);
     scenarios.push(await measureYardstick('start'));
@@ -272,7 +324,11 @@ async function main(): Promise<void> {
     hopRss = hop.rss;
     if (process.env.BENCH_SKIP_FULL !== '1') {
       full = await fullTopology(logDir, dataDir);
-      scenarios.push(...full.results, ...full.diagnostics);
+      scenarios.push(...full.results, ...full.diagnostics, ...full.fewer);
+    }
+    if (process.env.BENCH_ALL_IN_ONE !== '0') {
+      aio = await allInOne(logDir);
+      scenarios.push(...aio.results, ...aio.fewer);
     }
     scenarios.push(await measureYardstick('end'));
   } catch (error) {
@@ -321,7 +377,8 @@ async function main(): Promise<void> {
   lines.push(`- Load: autocannon, ${CONNECTIONS} connections, ${DURATION} s per scenario after a ${WARMUP} s warm-up, then ` +
     (anyWrk ? `wrk (\`wrk -t2 -c${CONNECTIONS} -d${DURATION}s --latency\` with a Lua script for the same requests) for ${DURATION} s more` : 'no wrk (not installed, or BENCH_WRK=0)') +
     ', on the same machine as the services.');
-  lines.push(`- Services: separate \`node services/<name>/dist/main.js\` processes, LOG_LEVEL=${LOG_LEVEL}; MariaDB, Redis and RabbitMQ are the machine's own servers; limits raised to ${HIGH_LIMIT} per hour.`);
+  lines.push(`- Services: separate \`node services/<name>/dist/main.js\` processes, LOG_LEVEL=${LOG_LEVEL}; MariaDB, Redis and RabbitMQ are the machine's own servers; limits raised to ${HIGH_LIMIT} per hour. ` +
+    'The all-in-one rows: `node <flags> services/all-in-one/dist/main.js` as `npm start` runs it (its node flags read from package.json; SQLite files, the in-process bus, in-memory limits), its one process measured.');
   lines.push('');
   lines.push(...table);
   lines.push('');
@@ -345,20 +402,33 @@ async function main(): Promise<void> {
       `${full.lag.missing ? `, **${full.lag.missing} not counted within 60 s**` : ''}.`);
     lines.push('');
     lines.push(`RSS at the end of the run: ${Object.entries(full.rss).map(([name, mb]) => `${name} ${mb === undefined ? 'n/a' : `${fmt(mb)} MB`}`).join(', ')}` +
-      `${hopRss !== undefined ? ` (the gateway of the hop scenario: ${fmt(hopRss)} MB)` : ''}.`);
+      `${hopRss !== undefined ? ` (the gateway of the hop scenario: ${fmt(hopRss)} MB)` : ''}` +
+      `${aio?.rss !== undefined ? `; the all-in-one (one process, after its own load): ${fmt(aio.rss)} MB` : ''}.`);
     lines.push('');
     lines.push('');
     const [read, create, stat] = full.results;
     const hop = scenarios.find((x) => x.scenario.startsWith('gateway hop'));
     const share = (s: Scenario | undefined): number => (s?.ratio ?? 0) * 100;
     const wrkShare = (s: Scenario | undefined): number => (s?.wrk?.ratio ?? NaN) * 100;
-    lines.push('| goal (issue 18) | target | measured | |');
+    // Issue 35's goals, against the peers measured on this machine (Yopass, PrivateBin, SnapPass); the whole path's CPU
+    // per request is every process on it: the services, MariaDB, Redis and RabbitMQ (shared servers: upper bounds).
+    const wholePath = (s: Scenario | undefined): number => 1000 * Object.values(s?.cpuByProcess ?? {}).reduce((sum, ms) => sum + ms, 0);
+    lines.push('| goal (issue 35) | target | measured | |');
     lines.push('|---|---:|---:|---|');
-    lines.push(goalLine('gateway hop, share of the yardstick', share(hop), 60, '%', false));
-    lines.push(goalLine('metadata read, share of the yardstick', share(read), 50, '%', false));
-    lines.push(goalLine('create, share of the yardstick', share(create), 27, '%', false));
-    if (create.wrk) lines.push(goalLine('create, share of the yardstick, with wrk', wrkShare(create), 27, '%', false));
-    lines.push(goalLine('stats, share of the yardstick', share(stat), 50, '%', false));
+    lines.push(goalLine('separate services: creates/s (SnapPass)', create.requestsPerSecond, 1090, '', false));
+    lines.push(goalLine('separate services: CPU µs per create, whole path', wholePath(create), 864, '', true));
+    lines.push(goalLine('separate services: reads/s (PrivateBin)', read.requestsPerSecond, 3175, '', false));
+    lines.push(goalLine('separate services: CPU µs per read, whole path', wholePath(read), 450, '', true));
+    if (aio) {
+      const [aioRead, aioCreate] = aio.results;
+      lines.push(goalLine('all-in-one: creates/s (PrivateBin)', aioCreate.requestsPerSecond, 1867, '', false));
+      lines.push(goalLine('all-in-one: CPU µs per create', 1000 * (aioCreate.cpuMsPerRequest ?? NaN), 864, '', true));
+      lines.push(goalLine('all-in-one: reads/s (PrivateBin)', aioRead.requestsPerSecond, 3175, '', false));
+      lines.push(goalLine('all-in-one: CPU µs per read', 1000 * (aioRead.cpuMsPerRequest ?? NaN), 555, '', true));
+      lines.push(goalLine('all-in-one: p99 create', aioCreate.p99, 50, ' ms', true));
+      lines.push(goalLine('all-in-one: p99 read', aioRead.p99, 50, ' ms', true));
+      if (aio.rss !== undefined) lines.push(goalLine('RSS all-in-one', aio.rss, 150, ' MB', true));
+    }
     lines.push(goalLine(`p99 ${read.scenario.split(' (')[0]}`, read.p99, 50, ' ms', true));
     lines.push(goalLine(`p99 ${create.scenario.split(' (')[0]}`, create.p99, 80, ' ms', true));
     lines.push(goalLine(`p99 ${stat.scenario.split(' (')[0]}`, stat.p99, 50, ' ms', true));

@@ -1,7 +1,7 @@
 import express from 'express';
 import { Registry } from 'prom-client';
 import {
-  type Listening, PERMISSIONS_POLICY, apiHeaders, apiNotFound, bodyRefusalStatus, createAdminApp, errorHandler, jsonBody, listen, methodsOnly, requestId,
+  type Listening, PERMISSIONS_POLICY, apiHeaders, apiNotFound, appServedHere, bodyRefusalStatus, createAdminApp, errorHandler, jsonBody, listen, methodsOnly, requestId,
 } from './http';
 import { type Logger, silentLogger } from './logger';
 
@@ -159,6 +159,19 @@ describe('listen with an express app', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('appServedHere', () => {
+  it('when an express app listens on loopback, then its origin names it until it closes; plain handlers are not listed', async () => {
+    const app = express();
+    const server = await listen(app, 0, '127.0.0.1');
+    const plain = await listen((_req: never, res: never) => (res as unknown as import('node:http').ServerResponse).end(), 0, '127.0.0.1');
+    expect(appServedHere(`http://127.0.0.1:${server.port}`)).toBe(app);
+    expect(appServedHere(`http://127.0.0.1:${plain.port}`)).toBeUndefined();
+    await server.close();
+    await plain.close();
+    expect(appServedHere(`http://127.0.0.1:${server.port}`)).toBeUndefined();
   });
 });
 

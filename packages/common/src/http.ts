@@ -352,16 +352,32 @@ export function listen(handler: Handler, port: number, host = '0.0.0.0', tls?: T
     srv.listen(port, host, () => {
       srv.off('error', refused);
       const actual = (srv.address() as AddressInfo).port;
+      const origin = !tls && isExpressApp(handler) && LOOPBACK_REACHABLE.has(host) ? `http://127.0.0.1:${actual}` : undefined;
+      if (origin) SERVED_HERE.set(origin, handler as express.Express);
       resolve({
         server: srv,
         port: actual,
         close: () => new Promise<void>((done) => {
+          if (origin && SERVED_HERE.get(origin) === handler) SERVED_HERE.delete(origin);
           srv.close(() => done());
           srv.closeIdleConnections();
         }),
       });
     });
   });
+}
+
+/** The express apps this process serves over plain HTTP on a loopback-reachable address, by origin. */
+const SERVED_HERE = new Map<string, express.Express>();
+const LOOPBACK_REACHABLE = new Set(['127.0.0.1', '0.0.0.0', '::', 'localhost']);
+
+/**
+ * The express app that this process serves at `origin` (`http://127.0.0.1:<port>`, as listen() was
+ * given it), if any: the all-in-one's gateway hands requests for its upstreams to their apps in
+ * process instead of over a socket (services/gateway/src/http/in-process-dispatcher.ts).
+ */
+export function appServedHere(origin: string): express.Express | undefined {
+  return SERVED_HERE.get(origin);
 }
 
 /**
@@ -372,7 +388,7 @@ export function listen(handler: Handler, port: number, host = '0.0.0.0', tls?: T
  * response objects are born with the app's prototypes (Node's IncomingMessage/ServerResponse
  * server options) makes express's swap a no-op; express itself is untouched.
  */
-function serverOptionsFor(handler: Handler): ServerOptions {
+export function serverOptionsFor(handler: Handler): ServerOptions {
   // Node's classes are still plain constructor functions; should they become ES classes (which
   // cannot be called), the server keeps Node's own objects and express swaps prototypes as ever.
   if (!isExpressApp(handler) || !isPlainConstructor(IncomingMessage) || !isPlainConstructor(ServerResponse)) return {};

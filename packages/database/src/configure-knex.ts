@@ -4,11 +4,12 @@ import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import knexFactory, { type Knex } from 'knex';
 import type { DependencyState, Logger } from '@vanish/common';
 import { mysqlSsl, parseDatabaseUrl, type MysqlLocation } from './database-url';
+import { SqliteWorkerClient } from './sqlite-worker-client';
 import { recordServerInstance, serverInstanceFrom, SERVER_INSTANCE_QUERY, SERVER_INSTANCE_QUERY_MYSQL8 } from './server-instance';
 
 /**
  * The one place that turns a DATABASE_URL into knex (STYLE H8), shared by every service that has
- * a database. `sqlite:PATH` gives the embedded default (better-sqlite3, WAL); `mysql://...` gives
+ * a database. `sqlite:PATH` gives the embedded default (better-sqlite3 in a worker thread, WAL); `mysql://...` gives
  * MySQL/MariaDB through mysql2 (utf8mb4, UTC, decimals as numbers, short timeouts, TLS from the
  * URL's `ssl-mode`/`ssl-ca` or `sslCa`). What differs between services are the options below.
  */
@@ -92,26 +93,17 @@ function privateDatabaseFile(filename: string): void {
 function sqliteConfig(filename: string, options: ConfigureKnexOptions): Knex.Config {
   if (filename !== ':memory:') privateDatabaseFile(filename);
   const synchronous = options.sqliteSynchronous ?? 'FULL';
+  // One connection, owned by a worker thread (sqlite-worker-client.ts): no statement runs on the thread
+  // that serves HTTP. Its pragmas are set when the worker opens the database.
   return {
-    client: 'better-sqlite3',
+    client: SqliteWorkerClient as unknown as typeof Knex.Client,
     connection: { filename },
     useNullAsDefault: true,
-    pool: {
-      min: 1,
-      max: 1,
-      afterCreate: (conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
-        try {
-          conn.pragma('journal_mode = WAL');
-          conn.pragma('busy_timeout = 5000');
-          conn.pragma(`synchronous = ${synchronous}`);
-          conn.pragma('foreign_keys = ON');
-          done(null, conn);
-        } catch (err) {
-          done(err as Error, conn);
-        }
-      },
-    },
-  };
+    sqlitePragmas: ['journal_mode = WAL', `synchronous = ${synchronous}`, 'foreign_keys = ON'],
+    // As busy_timeout = 5000 was, without waiting in SQLite's busy handler (it would hold the thread).
+    sqliteBusyTimeoutMs: 5000,
+    pool: { min: 1, max: 1 },
+  } as Knex.Config;
 }
 
 type RawMysqlConnection = {

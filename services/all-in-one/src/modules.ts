@@ -3,6 +3,7 @@ import { createMailerService, loadMailerConfig } from '@vanish/mailer';
 import { createNotesService, loadNotesConfig } from '@vanish/notes';
 import { createStatsService, loadStatsConfig } from '@vanish/stats';
 import { createWebhooksService, loadWebhooksConfig } from '@vanish/webhooks';
+import { appServedHere } from '@vanish/common';
 import type { ServiceModule } from './assemble';
 
 /**
@@ -37,7 +38,9 @@ export const SERVICE_MODULES: readonly ServiceModule[] = [
   {
     name: 'gateway',
     async create(env, { logger }) {
-      return createGatewayService(loadGatewayConfig(env, logger), { logger });
+      // notes, stats and the mailer answer in this process: the gateway hands their requests to their apps
+      // with no socket and no second HTTP parse (their loopback ports still listen, for their own clients).
+      return createGatewayService(loadGatewayConfig(env, logger), { logger, localUpstreams: appServedHere });
     },
   },
 ];

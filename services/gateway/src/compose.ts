@@ -1,6 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import type { Express, RequestHandler } from 'express';
-import { Agent as UndiciAgent } from 'undici';
+import { Agent as UndiciAgent, type Dispatcher } from 'undici';
 import { createAdminApp, createLogger, createRegistry, Lifecycle, PUBLIC_LISTEN, listen, type Logger, type Registry } from '@vanish/common';
 import { FileBytesLimiter } from './adapters/limiter/file-bytes-limiter';
 import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
@@ -17,6 +17,7 @@ import { createGatewayApp } from './http/gateway-app';
 import type { UpstreamName } from './http/route-table';
 import { createSharedUpstreamRead } from './http/shared-upstream-read';
 import { createUpstreamProxy } from './http/upstream-proxy';
+import { InProcessDispatcher, type LocalUpstreams } from './http/in-process-dispatcher';
 import { CertificateReloader, parseCertificatePair, type SecureContextTarget } from './tls/certificate-reloader';
 import { tlsProfileOptions } from './tls/tls-profile';
 
@@ -27,6 +28,12 @@ export interface GatewayOverrides {
   limiter?: RateLimiter;
   /** Accepted for the common module contract; the gateway publishes and consumes nothing. */
   bus?: unknown;
+  /**
+   * Upstreams served in this same process (the all-in-one): their requests are handed to the app at
+   * that origin with no socket and no second HTTP parse (InProcessDispatcher); the door and the relay's
+   * rules are the same code either way. Other origins go over undici's agent.
+   */
+  localUpstreams?: LocalUpstreams;
 }
 
 export interface GatewayService {
@@ -83,13 +90,16 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: config.upstreamTimeoutMs,
   });
   lifecycle.add('upstream agent', () => agent.destroy());
+  const dispatcher: Dispatcher = overrides.localUpstreams
+    ? new InProcessDispatcher(overrides.localUpstreams, agent, config.upstreamTimeoutMs) as unknown as Dispatcher
+    : agent;
 
   const proxyLogger = logger.child('gateway/proxy');
   const upstreams: Record<UpstreamName, string> = { notes: config.notesUrl, stats: config.statsUrl, mailer: config.mailerUrl };
   const relayOptions = (name: UpstreamName) => ({
     name,
     target: upstreams[name],
-    dispatcher: agent,
+    dispatcher,
     timeoutMs: config.upstreamTimeoutMs,
     logger: proxyLogger,
     onUpstreamError: (upstream: string, code: string) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),

@@ -5,3 +5,4 @@ export { DEFAULT_LIMIT_POLICY, type LimitDecision, type LimitedAction, type Limi
 export { deriveClientKey, normalizeClientAddress } from './domain/client-key';
 export { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
 export { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
+export { InProcessDispatcher, type LocalUpstreams } from './http/in-process-dispatcher';

@@ -57,8 +57,14 @@ function chunkedBody(total: number, chunkSize = 64 * 1024): Readable {
   });
 }
 
-describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream failures)', () => {
+// The same behaviour twice: relayed over a socket (separate services) and handed to the upstream's
+// listener in process (the all-in-one's InProcessDispatcher): one door, one relay, either transport.
+describe.each([
+  ['relayed over a socket', false],
+  ['handed over in process', true],
+] as const)('gateway HTTP behaviour, %s (routing, errors, headers, bodies, upstream failures)', (_transport, inProcess) => {
   const upstreams = new TestUpstreams();
+  const overrides = inProcess ? { localUpstreams: upstreams.inProcess } : {};
   const { notes, stats } = upstreams;
   let gw: RunningGateway;
 
@@ -70,7 +76,7 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       RATE_LIMIT_CREATE_PER_HOUR: '1000',
       RATE_LIMIT_VIEW_PER_HOUR: '1000',
       RATE_LIMIT_STATS_PER_HOUR: '1000',
-    });
+    }, overrides);
   });
 
   afterAll(async () => {
@@ -317,6 +323,17 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
     });
   });
 
+  describe('transport', () => {
+    it(inProcess
+      ? 'when handed over in process, then the upstream\'s port accepts no connection at all'
+      : 'when relayed over a socket, then kept-alive connections to the upstream\'s port carry the requests', async () => {
+      const before = notes.connections;
+      for (let i = 0; i < 5; i += 1) expect((await send(`${gw.url}/api/view/${NOTE}.php`)).status).toBe(200);
+      if (inProcess) expect(notes.connections).toBe(before);
+      else expect(notes.connections - before).toBeLessThanOrEqual(1);
+    });
+  });
+
   describe('request bodies', () => {
     it('when a body of 120,000 bytes is sent, with a length or chunked, then the upstream receives exactly those bytes', async () => {
       // About DECISIONS 4's largest valid body (10,000 code points as escaped surrogate pairs).
@@ -410,7 +427,7 @@ describe('gateway HTTP behaviour (routing, errors, headers, bodies, upstream fai
       } finally {
         await notes.start();
       }
-      const strict = await startGateway({ NOTES_URL: notes.url, STATS_URL: stats.url, RATE_LIMIT_STATS_PER_HOUR: '1', REQUIRE_HTTPS: 'false' });
+      const strict = await startGateway({ NOTES_URL: notes.url, STATS_URL: stats.url, RATE_LIMIT_STATS_PER_HOUR: '1', REQUIRE_HTTPS: 'false' }, overrides);
       try {
         await send(`${strict.url}/api/stats.php`);
         const limited = await send(`${strict.url}/api/stats.php`);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger, type Logger } from '@vanish/common';
-import { createGatewayService, loadGatewayConfig, type GatewayService } from '../../src';
+import { createGatewayService, loadGatewayConfig, type GatewayOverrides, type GatewayService } from '../../src';
 
 export interface CapturedLog {
   lines: string[];
@@ -39,10 +39,10 @@ export interface RunningGateway {
 export const TEST_LIMITER_KEY = randomBytes(32).toString('base64');
 
 /** Loads the gateway's config from a test environment (ephemeral ports) and starts it in-process. */
-export async function startGateway(env: Record<string, string | undefined>): Promise<RunningGateway> {
+export async function startGateway(env: Record<string, string | undefined>, overrides: GatewayOverrides = {}): Promise<RunningGateway> {
   const logs = captureLogs();
   const config = loadGatewayConfig({ PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', LIMITER_KEY: TEST_LIMITER_KEY, LOG_LEVEL: 'debug', ...env });
-  const service = await createGatewayService(config, { logger: logs.logger });
+  const service = await createGatewayService(config, { ...overrides, logger: logs.logger });
   const { port, adminPort } = await service.start();
   const scheme = config.tls ? 'https' : 'http';
   return {

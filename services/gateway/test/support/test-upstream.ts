@@ -21,6 +21,8 @@ export class TestUpstream {
   /** Requests whose connection closed before this server answered them (the gateway cancelled them). */
   abandoned = 0;
   mode: UpstreamMode = 'ok';
+  /** Connections its port accepted (none when the gateway hands requests over in process). */
+  connections = 0;
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   port = 0;
@@ -31,10 +33,19 @@ export class TestUpstream {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** This upstream's request listener, for a gateway that calls it in process (InProcessDispatcher). */
+  readonly listener = (req: IncomingMessage, res: ServerResponse): void => this.handle(req, res);
+
+  /** Whether it is listening (a stopped upstream is not served in process either). */
+  get running(): boolean {
+    return this.server !== undefined;
+  }
+
   async start(): Promise<this> {
-    const server = createServer((req, res) => this.handle(req, res));
+    const server = createServer(this.listener);
     server.keepAliveTimeout = 5000;
     server.on('connection', (socket) => {
+      this.connections += 1;
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
@@ -139,6 +150,10 @@ export class TestUpstreams {
   get env(): Record<string, string> {
     return { NOTES_URL: this.notes.url, STATS_URL: this.stats.url, MAILER_URL: this.mailer.url };
   }
+
+  /** The gateway's localUpstreams for the in-process runs: each running upstream's listener by its origin. */
+  readonly inProcess = (origin: string): ((req: IncomingMessage, res: ServerResponse) => void) | undefined =>
+    [this.notes, this.stats, this.mailer].find((upstream) => upstream.running && upstream.url === origin)?.listener;
 
   async start(): Promise<this> {
     await Promise.all([this.notes.start(), this.stats.start(), this.mailer.start()]);
