@@ -8,7 +8,7 @@ import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
 import type { RequestAccess } from '../domain/note-webhooks';
 import type { FormTokens } from './form-tokens';
-import { APP_CSS, APP_JS, ENVELOPE_JS, QR_JS } from './pages/assets';
+import { APP_CSS, APP_JS, ENVELOPE_JS, FILE_STREAM_JS, QR_JS } from './pages/assets';
 import type { ExpiryPreset } from './pages/expiry-presets';
 import { Translations, isLocale } from './pages/i18n';
 import {
@@ -89,6 +89,7 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   router.get('/assets/app.css', routeName('/assets/app.css'), (_req, res) => { res.type('css').send(APP_CSS); });
   router.get('/assets/app.js', routeName('/assets/app.js'), (_req, res) => { res.type('js').send(APP_JS); });
   router.get('/assets/envelope.js', routeName('/assets/envelope.js'), (_req, res) => { res.type('js').send(ENVELOPE_JS); });
+  router.get('/assets/file-stream.js', routeName('/assets/file-stream.js'), (_req, res) => { res.type('js').send(FILE_STREAM_JS); });
   router.get('/assets/qr.js', routeName('/assets/qr.js'), (_req, res) => { res.type('js').send(QR_JS); });
 
   router.get('/', routeName('/'), (req, res) => {

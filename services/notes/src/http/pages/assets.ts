@@ -350,6 +350,9 @@ export const QR_JS = bundleQrCode();
 
 export const ENVELOPE_JS = readFileSync(require.resolve('@vanish/envelope'), 'utf8');
 
+/** DECISIONS 14: the file format, the same bytes the CLI ships as lib/file-stream.js (docs/file-format.md). */
+export const FILE_STREAM_JS = readFileSync(join(dirname(require.resolve('@vanish/envelope')), 'file-stream.js'), 'utf8');
+
 function integrity(text: string): string {
   return `sha384-${createHash('sha384').update(text, 'utf8').digest('base64')}`;
 }
@@ -359,5 +362,6 @@ export const ASSET_INTEGRITY = {
   css: integrity(APP_CSS),
   app: integrity(APP_JS),
   envelope: integrity(ENVELOPE_JS),
+  fileStream: integrity(FILE_STREAM_JS),
   qr: integrity(QR_JS),
 } as const;
