@@ -221,7 +221,7 @@ describe('the envelope the package ships', () => {
     expect(readFileSync(join(ROOT, 'packages/cli/lib/file-stream.js')).equals(readFileSync(join(ROOT, 'packages/envelope/file-stream.js')))).toBe(true);
   });
 
-  it('has one dependency, the tus project's own client for resumable uploads (DECISIONS 14), on Node 20 and later', () => {
+  it('has one dependency, the tus project\'s own client for resumable uploads (DECISIONS 14), on Node 20 and later', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest).toMatchObject({ name: '@vanish-notes/cli', bin: { vanish: 'bin/vanish.js' }, engines: { node: '>=20' } });
     expect(Object.keys(manifest.dependencies as object)).toEqual(['tus-js-client']);
