@@ -11,11 +11,15 @@ const USAGE = `Usage: vanish create [options] [< file]
 
 vanish create seals a note on this machine and prints its link; the key is the part after #, which the
 server never receives. It also prints the receipt link (on stderr): keep it, do not share it.
-vanish open reads a note through the server's own note page, opens it on this machine, and prints its text.
+vanish open reads a note through the server's own note page, opens it on this machine, and prints its text;
+the files of a note with files are downloaded, opened as they arrive and written to the --out directory.
 The key never leaves this machine. A note may be readable only once: the second time, nothing is printed.
 
 create options:
-  -f, --file PATH          read the note from PATH (default: standard input)
+  -f, --file PATH          read the note's text from PATH (default: standard input)
+  -a, --attach PATH        attach the file at PATH (repeat for several): sealed here and uploaded, resumably;
+                           with files the text is optional (read from --file, or from standard input unless
+                           that is a terminal)
   -v, --views N            views allowed, 1-100 (default 1)
   -e, --expires HOURS      hours until it expires, 1-8760 (default 24 when it expires by time)
   -t, --type TYPE          view, time or both (default: from --views and --expires; view when neither)
@@ -28,7 +32,11 @@ create options:
       --json               print every field of the server's answer, the full link and the key as JSON
 
 open options:
-  -o, --out PATH           write the text to PATH (a new file, mode 600) instead of standard output
+  -o, --out PATH           write the text to PATH (a new file, mode 600) instead of standard output; for a note
+                           with files, PATH is a directory (made if missing): each file is written there under
+                           its own name (made safe), the text goes to standard output
+      --force              let files of the note replace files of the same name in the --out directory
+                           (otherwise they are written as "name (2).ext")
       --passcode-file PATH read the note's passcode from PATH (asked on the terminal otherwise)
 
   -h, --help               this text
@@ -42,6 +50,8 @@ Exit status: 0 done, 1 refused by the server or by vanish (the reason is printed
 
 const OPTIONS = {
   file: { type: 'string', short: 'f' },
+  attach: { type: 'string', short: 'a', multiple: true },
+  force: { type: 'boolean' },
   views: { type: 'string', short: 'v' },
   expires: { type: 'string', short: 'e' },
   type: { type: 'string', short: 't' },
@@ -58,8 +68,8 @@ const OPTIONS = {
   version: { type: 'boolean' },
 };
 const COMMAND_OPTIONS = {
-  create: ['file', 'views', 'expires', 'type', 'ask-passcode', 'passcode-file', 'notify', 'send-link', 'webhook', 'server', 'json'],
-  open: ['out', 'passcode-file'],
+  create: ['file', 'attach', 'views', 'expires', 'type', 'ask-passcode', 'passcode-file', 'notify', 'send-link', 'webhook', 'server', 'json'],
+  open: ['out', 'force', 'passcode-file'],
 };
 
 /** The command, its options and its arguments; a UsageError for anything else. */
