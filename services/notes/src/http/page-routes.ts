@@ -8,7 +8,7 @@ import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
 import type { RequestAccess } from '../domain/note-webhooks';
 import type { FormTokens } from './form-tokens';
-import { APP_CSS, APP_JS, ENVELOPE_JS, FILE_STREAM_JS, QR_JS } from './pages/assets';
+import { APP_CSS, APP_JS, DOWNLOAD_SW_JS, ENVELOPE_JS, FILE_STREAM_JS, QR_JS, TUS_JS } from './pages/assets';
 import type { ExpiryPreset } from './pages/expiry-presets';
 import { Translations, isLocale } from './pages/i18n';
 import {
@@ -91,6 +91,9 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   router.get('/assets/envelope.js', routeName('/assets/envelope.js'), (_req, res) => { res.type('js').send(ENVELOPE_JS); });
   router.get('/assets/file-stream.js', routeName('/assets/file-stream.js'), (_req, res) => { res.type('js').send(FILE_STREAM_JS); });
   router.get('/assets/qr.js', routeName('/assets/qr.js'), (_req, res) => { res.type('js').send(QR_JS); });
+  router.get('/assets/tus.js', routeName('/assets/tus.js'), (_req, res) => { res.type('js').send(TUS_JS); });
+  // The download worker's scope is /assets/dl/ (under its own folder): it controls no page.
+  router.get('/assets/download-sw.js', routeName('/assets/download-sw.js'), (_req, res) => { res.type('js').setHeader('Cache-Control', 'no-cache').send(DOWNLOAD_SW_JS); });
 
   router.get('/', routeName('/'), (req, res) => {
     send(res, 200, createPage(context(req, true), deps.formTokens.issue('create'), presets, {}, undefined, false, retentionDays));
