@@ -97,7 +97,7 @@ function fileDownloads(html) {
 
 /** Whether the note page says that the note's files are still being uploaded (it cannot be read yet). */
 function uploadIncomplete(html) {
-  return elementById(html, 'upload-incomplete') !== null;
+  return elementById(html, 'upload-pending') !== null || elementById(html, 'upload-incomplete') !== null;
 }
 
 /** What the page says went wrong (#reveal-error), or null. */
