@@ -6,9 +6,13 @@ const moduleNameMapper = {
   '^@vanish/(notes|stats|mailer|webhooks|gateway|all-in-one)$': '<rootDir>/services/$1/src',
   '^@vanish/testkit/(.*)$': '<rootDir>/packages/testkit/src/$1',
 };
-const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
+const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+// The tus packages (and srvx, which @tus/server uses) ship ES modules only; jest's own require() of ESM needs
+// --experimental-vm-modules, so they are compiled to CommonJS like our sources (the services run them natively).
+const transform = { '^.+\\.(t|j)s$': swc, '^.+\\.mjs$': swc };
+const transformIgnorePatterns = ['/node_modules/(?!(@tus|srvx)/)'];
 const roots = ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'];
-const base = { transform, moduleNameMapper, roots, testEnvironment: 'node', modulePathIgnorePatterns: ['/dist/'] };
+const base = { transform, transformIgnorePatterns, moduleNameMapper, roots, testEnvironment: 'node', modulePathIgnorePatterns: ['/dist/'] };
 
 const project = (displayName, testMatch, extra = {}) => ({ ...base, displayName, testMatch, ...extra });
 /** Every project but unit talks to real servers, processes or a browser: see test/support/generous-timeout.js. */

@@ -52,14 +52,16 @@ describe('firstRunBanner', () => {
     expect(banner).toContain('back up:  /srv/vanish/keys');
     expect(banner).toContain('in-memory rate limits');
     expect(banner).toContain('keys generated once: MASTER_KEYS, LOOKUP_KEY, MAIL_PRIVATE_KEYS');
+    expect(banner).toContain('files of notes stored under /srv/vanish/files');
   });
 
   it('leaves out the defaults that configuration replaced, and uses PUBLIC_BASE_URL', () => {
     const config = loadAllInOneConfig({
       DATA_DIR: '/srv/vanish', PUBLIC_BASE_URL: 'http://notes.lan:8080', REDIS_URL: 'redis://127.0.0.1:6379', SMTP_URL: 'smtp://127.0.0.1:25',
-      MASTER_KEYS: 'k1:x', LOOKUP_KEY: 'x', MAIL_PRIVATE_KEYS_FILE: '/run/secrets/mail',
+      MASTER_KEYS: 'k1:x', LOOKUP_KEY: 'x', MAIL_PRIVATE_KEYS_FILE: '/run/secrets/mail', FILE_STORAGE: 's3',
     });
     const banner = firstRunBanner(config, {});
+    expect(banner).not.toContain('files of notes stored under');
     expect(banner).toContain('open http://notes.lan:8080/');
     expect(banner).not.toContain('in-memory rate limits');
     expect(banner).not.toContain('e-mails written as files');

@@ -80,6 +80,7 @@ export function firstRunBanner(config: AllInOneConfig, ports: Partial<Record<Ser
     sqlite.length > 0 ? `SQLite for ${sqlite.join(', ')} (DATABASE_URL per service to change)` : undefined,
     'the in-process bus (no RabbitMQ)',
     env.REDIS_URL === undefined ? 'in-memory rate limits (REDIS_URL to change)' : undefined,
+    env.FILE_STORAGE === undefined || env.FILE_STORAGE === 'fs' ? `files of notes stored under ${join(config.dataDir, 'files')} (FILE_STORAGE=s3 for a bucket)` : undefined,
     env.SMTP_URL === undefined ? `e-mails written as files to ${env.MAIL_OUTBOX_DIR ?? join(config.dataDir, 'outbox')} (SMTP_URL to send them)` : undefined,
     generatedKeys.length > 0 ? `keys generated once: ${generatedKeys.join(', ')}` : undefined,
   ].filter((line): line is string => line !== undefined);

@@ -35,6 +35,13 @@ import { ReceiptPurger } from './receipts/receipt-purger';
 import { createReceiptApiRoutes, createReceiptPageRoutes } from './receipts/receipt-routes';
 import { ReceiptService } from './receipts/receipt-service';
 import { ReceiptSigner } from './receipts/receipt-signer';
+import { FileService } from './files/file-service';
+import { FileSweeper } from './files/file-sweeper';
+import { FileTokens } from './files/file-tokens';
+import { createDownloadRoutes, createUploadRoutes } from './files/file-routes';
+import { KnexFileRecords } from './files/knex-file-records';
+import { openFileStorage } from './files/storage/open-file-storage';
+import type { FileStorage } from './files/storage/ports';
 
 /** What the all-in-one process and tests may inject (the module contract of the team brief). */
 export interface NotesServiceOverrides {
@@ -54,6 +61,8 @@ export interface NotesServiceOverrides {
   operationTimeoutMs?: number;
   /** How webhook hosts are resolved at registration (tests give a fixed answer). */
   resolveHost?: ResolveHost;
+  /** DECISIONS 14: the file storage (tests give a folder or a bucket); default: what the configuration names. */
+  fileStorage?: FileStorage;
 }
 
 export interface NotesService {
@@ -69,6 +78,9 @@ export interface NotesService {
   readonly outbox: OutboxStore;
   /** The creators' side of notes (DECISIONS 12). */
   readonly receipts: ReceiptService;
+  /** DECISIONS 14: files of notes, and the sweep that deletes what no live note needs. */
+  readonly files: FileService;
+  readonly fileSweeper: FileSweeper;
   /** True once migrations have run against a reachable database. */
   isMigrated(): boolean;
   /** Resolves when migrations have completed (tests of a late database). */
@@ -110,10 +122,13 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const crypto = new NoteCrypto({ masterKeys: config.masterKeys, lookupKey: config.lookupKey, kdf: overrides.kdf, scryptLimit });
 
   let relay: OutboxRelay | undefined;
+  let fileSweeper: FileSweeper | undefined;
   const events: NoteEventsObserver = {
     noteEvent(event, data) {
       metrics.observer.noteEvent(event, data);
       relay?.notify(); // the rows just committed: publish now rather than at the next poll
+      // DECISIONS 14: a note just ended: its bytes go now (or once its download window has passed).
+      if (event === 'note.destroyed' || event === 'note.expired') fileSweeper?.reapSoon();
     },
   };
   const receiptIds = new ReceiptIds(config.lookupKey);
@@ -127,6 +142,17 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     resolveHost: overrides.resolveHost ?? resolveAllAddresses,
   });
   if (!webhooks) logger.warn('WEBHOOK_PUBLIC_KEYS is not set: webhooks are off and a webhook_url is refused (DECISIONS 11)');
+  const fileStorage = overrides.fileStorage ?? await openFileStorage(config.fileStorage);
+  const fileRecords = new KnexFileRecords(knex, { operationTimeoutMs: overrides.operationTimeoutMs });
+  const files = new FileService({
+    storage: fileStorage, records: fileRecords, tokens: new FileTokens(config.lookupKey), clock, limits: config.files,
+    publicBaseUrl: config.publicBaseUrl, logger: logger.child('notes/files'), observer: metrics.files.observer,
+  });
+  fileSweeper = new FileSweeper({
+    storage: fileStorage, records: fileRecords, notes: store, clock, uploadWindowHours: config.files.uploadWindowHours,
+    logger: logger.child('notes/file-sweeper'), events, webhooks: webhooks || undefined, metrics: metrics.files,
+  });
+  const sweepFiles = fileSweeper;
   const notes = new NoteService({
     store,
     crypto,
@@ -140,9 +166,15 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     events,
     receiptIds,
     webhooks,
+    files,
   });
   const sweeper = new ExpirySweeper({ store, clock, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/expiry-sweeper'), events, webhooks,
     reportedAsOutage: reportedAsOutage('expiry sweep'),
+    // DECISIONS 14: abandoned uploads, the bytes of ended notes, and orphans, in the same schedule.
+    afterSweep: () => sweepFiles.sweepOnce().catch((err: unknown) => {
+      if (reportedAsOutage('file sweep')(err)) return;
+      logger.warn('file sweep failed; will retry', { err: (err as Error).message });
+    }),
   });
   const receipts = new ReceiptService({
     store, receipts: receiptStore, ids: receiptIds, noteCrypto: crypto, signer: receiptSigner, clock,
@@ -181,6 +213,10 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   };
   app.use('/api/receipt', createReceiptApiRoutes(receiptRoutes));
   app.use('/api', createApiRoutes({ notes, logger, outages, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
+  // DECISIONS 14: uploads (tus) and downloads, before the pages' catch-all.
+  const fileRoutes = { files, logger, outages, isAvailable: () => migrated };
+  app.use('/files/uploads', createUploadRoutes(fileRoutes));
+  app.use('/files/d', createDownloadRoutes(fileRoutes));
   app.use(createReceiptPageRoutes(receiptRoutes));
   app.use(createPageRoutes({
     notes,
@@ -289,6 +325,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     const admin = await listen(adminApp, config.adminPort, config.host, undefined, ADMIN_LISTEN);
     lifecycle.add('admin-server', () => admin.close());
     lifecycle.add('database', async () => { await relayKnex.destroy(); await knex.destroy(); });
+    lifecycle.add('file-storage', () => fileStorage.close());
     const loop = migrateLoop();
     lifecycle.add('migrations-and-sweeper', async () => {
       stopping = true;
@@ -297,6 +334,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
       await workers;
       await sweeper.stop();
       await receiptPurger.stop();
+      await sweepFiles.settled();
     });
     // A reachable database is migrated before start() resolves; an unreachable one is retried
     // in the background while the service already answers (503 for note operations).
@@ -315,6 +353,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
       if (!started) {
         await relayKnex.destroy();
         await knex.destroy();
+        await fileStorage.close();
         return;
       }
       await started.catch(() => undefined);
@@ -328,6 +367,8 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     store,
     outbox,
     receipts,
+    files,
+    fileSweeper: sweepFiles,
     isMigrated: () => migrated,
     whenMigrated: () => migratedPromise,
   };

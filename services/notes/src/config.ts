@@ -4,6 +4,8 @@ import { readDatabaseSettings } from '@vanish/database';
 import { DEFAULT_EXPIRY_PRESETS, type ExpiryPreset, parseExpiryPresets } from './http/pages/expiry-presets';
 import { EnvReader, KeyRing, MAIL_PRIVATE_KEYS_FILE_OPTIONS, NOTES_KEY_FILE_OPTIONS, WEBHOOK_PRIVATE_KEYS_FILE_OPTIONS, loadKeyRing, loadPublicKeyRing, loadSecretKey, type Env, type Logger, type LogLevel } from '@vanish/common';
 import { DEFAULT_SCRYPT_LIMIT, type ScryptLimitOptions } from './domain/scrypt-limit';
+import { readFileStorageSettings, type FileStorageSettings } from './files/storage/settings';
+import { DEFAULT_FILE_LIMITS, type FileLimits } from './files/file-service';
 
 export interface NotesConfig {
   /** PORT: public traffic (API and web pages); 0 = ephemeral (tests). */
@@ -44,6 +46,13 @@ export interface NotesConfig {
   /** EXPIRY_PRESETS: the lifetimes the create page offers (`5m,1h,1d,7d,30d`), besides custom hours. */
   expiryPresets: ExpiryPreset[];
   sweepIntervalMs: number;
+  /** FILE_STORAGE (fs under DATA_DIR/files, or s3) and the S3_* settings (DECISIONS 14, docs/files.md). */
+  fileStorage: FileStorageSettings;
+  /**
+   * DECISIONS 14: FILE_MAX_BYTES (per note, default 1 GiB), FILE_MAX_COUNT (default 20),
+   * FILE_UPLOAD_WINDOW_HOURS (default 24), FILE_DOWNLOAD_WINDOW_MINUTES (default 15).
+   */
+  files: FileLimits;
   /** Unset outside the all-in-one: the outbox keeps its rows and nothing is relayed. */
   amqpUrl: string | undefined;
   /** For amqps://: AMQP_TLS_CA(_FILE). */
@@ -102,6 +111,8 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     reader.problem(`EXPIRY_PRESETS: ${(err as Error).message}`);
   }
 
+  const fileStorage = readFileStorageSettings(reader, dataDir, (message) => keyLogger.warn(message));
+
   const config: NotesConfig = {
     port: reader.int('PORT', 8081, { min: 0, max: 65_535 }),
     adminPort: reader.int('ADMIN_PORT', 9081, { min: 0, max: 65_535 }),
@@ -123,6 +134,13 @@ export function loadNotesConfig(env: Env = process.env, logger?: Logger): Readon
     },
     expiryPresets,
     sweepIntervalMs: reader.int('SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 86_400_000 }),
+    fileStorage,
+    files: {
+      maxBytes: reader.int('FILE_MAX_BYTES', DEFAULT_FILE_LIMITS.maxBytes, { min: 1, max: 2 ** 50 }),
+      maxCount: reader.int('FILE_MAX_COUNT', DEFAULT_FILE_LIMITS.maxCount, { min: 1, max: 1000 }),
+      uploadWindowHours: reader.int('FILE_UPLOAD_WINDOW_HOURS', DEFAULT_FILE_LIMITS.uploadWindowHours, { min: 1, max: 8760 }),
+      downloadWindowMinutes: reader.int('FILE_DOWNLOAD_WINDOW_MINUTES', DEFAULT_FILE_LIMITS.downloadWindowMinutes, { min: 1, max: 1440 }),
+    },
     amqpUrl,
     amqpTls,
     amqpExchange,

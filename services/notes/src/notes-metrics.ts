@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from '@vanish/common';
 import type { NoteEventsObserver } from './domain/note-events';
 import type { ScryptLimit } from './domain/scrypt-limit';
+import type { FileEventsObserver } from './files/file-service';
 
 export interface NotesMetrics {
   /** Hooked into NoteService and ExpirySweeper: counts every committed note event. */
@@ -9,6 +10,20 @@ export interface NotesMetrics {
   databaseUp: Gauge<string>;
   /** Reports the passcode KDF cap's running and waiting derivations at each scrape. */
   watchScryptLimit(limit: ScryptLimit): void;
+  /** DECISIONS 14: files. */
+  files: FilesMetrics;
+}
+
+/** The file metrics (DECISIONS 14): sizes and counts only, never a token, an object name or a note. */
+export interface FilesMetrics {
+  /** Told by the file service: upload bytes received, download bytes sent, uploads completed. */
+  observer: FileEventsObserver;
+  /** Set by each sweep from the database: bytes of complete uploads, uploads not complete yet. */
+  bytesStored: Gauge<string>;
+  uploadsInProgress: Gauge<string>;
+  /** One per sweep run; objects deleted by the sweep, by why (`ended`, `abandoned`, `orphan`). */
+  sweeps: Counter<string>;
+  objectsSwept: Counter<'reason'>;
 }
 
 /**
@@ -47,7 +62,30 @@ export function createNotesMetrics(registry: Registry): NotesMetrics {
     collect() { this.set(scryptLimit?.queued ?? 0); },
   });
 
+  const bytesIn = new Counter({ name: 'notes_file_bytes_in_total', help: 'File upload bytes received (tus PATCH bodies stored)', registers: [registry] });
+  const bytesOut = new Counter({ name: 'notes_file_bytes_out_total', help: 'File download bytes sent', registers: [registry] });
+  const uploadsCompleted = new Counter({ name: 'notes_file_uploads_completed_total', help: 'File uploads that received every declared byte', registers: [registry] });
+  const objectsSwept = new Counter({
+    name: 'notes_file_objects_swept_total',
+    help: 'Stored file objects deleted: ended (their note ended), abandoned (upload window passed), orphan (no note at all)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of ['ended', 'abandoned', 'orphan']) objectsSwept.inc({ reason }, 0);
+  const files: FilesMetrics = {
+    observer: {
+      bytesIn: (bytes) => bytesIn.inc(bytes),
+      bytesOut: (bytes) => bytesOut.inc(bytes),
+      uploadCompleted: () => uploadsCompleted.inc(),
+    },
+    bytesStored: new Gauge({ name: 'notes_file_bytes_stored', help: 'Bytes of complete file uploads in the store (as of the last sweep)', registers: [registry] }),
+    uploadsInProgress: new Gauge({ name: 'notes_file_uploads_in_progress', help: 'File uploads declared and not complete yet (as of the last sweep)', registers: [registry] }),
+    sweeps: new Counter({ name: 'notes_file_sweeps_total', help: 'Runs of the file sweep (ended, abandoned and orphan objects)', registers: [registry] }),
+    objectsSwept,
+  };
+
   return {
+    files,
     databaseUp,
     watchScryptLimit(limit) {
       scryptLimit = limit;

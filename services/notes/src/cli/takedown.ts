@@ -83,7 +83,7 @@ export function describeFailure(err: unknown): string {
  * environment as main.ts). It refuses, creating nothing, when that configuration names no notes
  * database (a folder other than the server's DATA_DIR), and says which one it looked at. The row is
  * deleted and `note.destroyed` (reason `takedown`) is written to the outbox in one transaction; the
- * running notes service relays it. Nothing here prints or logs the uuid or anything derived from it.
+ * running notes service relays it. The note's files (DECISIONS 14) are deleted from the store before it exits. Nothing here prints or logs the uuid or anything derived from it.
  * Exit codes: 0 destroyed, 1 no such live note, 2 not a note link, 3 failure (no notes database included).
  */
 async function main(): Promise<number> {
@@ -104,10 +104,13 @@ async function main(): Promise<number> {
       throw new OperatorCommandRefusal(`${target.described} holds no notes table. Run takedown with the server's own DATA_DIR or DATABASE_URL.`);
     }
     const destroyed = await service.notes.takedown(uuid);
+    // DECISIONS 14: its files go with it, now (no reveal holds them: a takedown is no download window).
+    if (destroyed) await service.fileSweeper.reapEnded();
     process.stdout.write(destroyed ? 'takedown: the note was destroyed\n' : 'takedown: no such live note (never existed, already read, expired or taken down)\n');
     return destroyed ? 0 : 1;
   } finally {
     await service.knex.destroy();
+    await service.files.storage.close();
   }
 }
 

@@ -163,6 +163,26 @@ function webhookField(body: Body): { webhookUrl?: string } {
   return url === null ? {} : { webhookUrl: url };
 }
 
+/**
+ * DECISIONS 14: `files: [{ "size": n }, ...]`, the ciphertext sizes of the note's files, only beside
+ * `client_encrypted` (files are always sealed on the writer's machine). Shape only: the count and byte
+ * limits are the service's configuration (FileService.checkLimits). Present only when given.
+ */
+function filesField(body: Body, sealedByWriter: boolean): { files?: Array<{ size: number }> } {
+  const value = field(body, 'files');
+  if (value === undefined || value === null) return {};
+  if (!sealedByWriter) fail('INVALID_FILES', 'files', 'files are sealed on the writer\'s machine: send them with client_encrypted true');
+  if (!Array.isArray(value) || value.length === 0) fail('INVALID_FILES', 'files', 'files must be a non-empty array of { "size": bytes }');
+  const files = (value as unknown[]).map((entry) => {
+    const size = typeof entry === 'object' && entry !== null && !Array.isArray(entry) ? field(entry as Body, 'size') : undefined;
+    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1) {
+      fail('INVALID_FILES', 'files', 'each file must be { "size": n } with n the ciphertext bytes, an integer of at least 1');
+    }
+    return { size };
+  });
+  return { files };
+}
+
 export function validateCreateNote(body: unknown): CreateNoteInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     fail('INVALID_JSON', null, 'Request body must be a JSON object');
@@ -179,5 +199,6 @@ export function validateCreateNote(body: unknown): CreateNoteInput {
     notificationEmail: email(input, 'notification_email'),
     sendLinkEmail: email(input, 'send_link_email'),
     ...webhookField(input),
+    ...filesField(input, sealedByWriter),
   };
 }

@@ -19,6 +19,8 @@ export interface ExpirySweeperOptions {
    * database is down), which logs it once for all; then the sweep writes no line of its own.
    */
   reportedAsOutage?: (err: unknown) => boolean;
+  /** Runs after each scheduled sweep, in the same schedule (DECISIONS 14: the file sweep). */
+  afterSweep?: () => Promise<unknown>;
 }
 
 /**
@@ -102,8 +104,9 @@ export class ExpirySweeper {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       const run = this.sweepOnce()
-        .then((ended) => {
+        .then(async (ended) => {
           if (ended > 0) this.logger.info('expired notes purged', { count: ended });
+          await this.options.afterSweep?.();
         })
         .catch((err: unknown) => {
           if (this.options.reportedAsOutage?.(err)) return;

@@ -1,4 +1,4 @@
-import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealing, type OutgoingMessage } from '@vanish/common';
+import { AppError, DependencyUnavailableError, NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealing, type OutgoingMessage } from '@vanish/common';
 import { hasLoneSurrogate } from './create-note-validator';
 import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
 import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
@@ -7,6 +7,8 @@ import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsOb
 import type { NoteRecord, NoteStore, ReceiptEntry } from './ports';
 import type { ReceiptIds } from '../receipts/receipt-ids';
 import { webhooksDisabledError, type NoteWebhooks, type RequestAccess, type WebhookContext } from './note-webhooks';
+import type { FileService, PreparedFiles } from '../files/file-service';
+import type { RevealedFile } from './notes';
 
 /** DECISIONS 3: no note is ever readable more than 100 times; time notes report 100. */
 export const TIME_NOTE_MAX_VIEWS = 100;
@@ -39,6 +41,8 @@ export interface NoteServiceOptions {
   receiptIds?: ReceiptIds;
   /** DECISIONS 11: webhook registration and the sealed webhook part of events; unset: webhook_url is refused. */
   webhooks?: NoteWebhooks;
+  /** DECISIONS 14: files of notes; unset: a creation with files is refused (503, no file store). */
+  files?: FileService;
 }
 
 /**
@@ -56,6 +60,7 @@ export class NoteService implements NotesApi {
   private readonly events: NoteEventsObserver | undefined;
   private readonly receiptIds: ReceiptIds | undefined;
   private readonly webhooks: NoteWebhooks | undefined;
+  private readonly files: FileService | undefined;
 
   constructor(options: NoteServiceOptions) {
     if (!Number.isInteger(options.retentionHours) || options.retentionHours < 1) {
@@ -71,6 +76,7 @@ export class NoteService implements NotesApi {
     this.events = options.events;
     this.receiptIds = options.receiptIds;
     this.webhooks = options.webhooks;
+    this.files = options.files;
   }
 
   /** Gives the SPEC 6 events among `messages` their sealed webhook part (DECISIONS 11). */
@@ -83,6 +89,12 @@ export class NoteService implements NotesApi {
     // validator already does; this keeps the domain honest for every other caller).
     if (hasLoneSurrogate(input.content)) throw new ValidationError('INVALID_CONTENT', 'content is not valid Unicode text', { parameter: 'content' });
     if (input.passcode && hasLoneSurrogate(input.passcode)) throw new ValidationError('INVALID_PASSCODE', 'passcode is not valid Unicode text', { parameter: 'passcode' });
+    const fileSizes = input.files?.map((file) => file.size) ?? [];
+    if (fileSizes.length > 0) {
+      if (!input.keyCheck) throw new ValidationError('INVALID_FILES', 'files are sealed on the writer\'s machine: send them with client_encrypted true', { parameter: 'files' });
+      if (!this.files) throw new DependencyUnavailableError('file storage', 'This service keeps no files');
+      this.files.checkLimits(fileSizes);
+    }
     let webhook: { sealedTarget: string; secret: string } | null = null;
     if (input.webhookUrl) {
       if (!this.webhooks) throw webhooksDisabledError();
@@ -114,6 +126,12 @@ export class NoteService implements NotesApi {
       ...(receiptId !== undefined ? { receiptKey: this.receiptIds!.keyOf(receiptId) } : {}),
       ...(webhook ? { webhookBox: webhook.sealedTarget } : {}),
     };
+    // DECISIONS 14: the uploads exist in the store before the note does (a store that fails stores no note).
+    let prepared: PreparedFiles | undefined;
+    if (fileSizes.length > 0) {
+      prepared = await this.files!.prepare(fileSizes);
+      note.files = prepared.records;
+    }
     const url = `${this.publicBaseUrl}/${uuid}`;
     const messages: OutgoingMessage[] = [noteEventMessage('note.created', { note_id: note.noteRef, expiry_type: input.expiryType }, now)];
     if (input.sendLinkEmail) {
@@ -130,13 +148,21 @@ export class NoteService implements NotesApi {
         ...(input.lang && input.lang !== 'en' ? { lang: input.lang } : {}),
       }, now));
     }
-    await this.store.insertNew(note, messages);
+    try {
+      await this.store.insertNew(note, messages);
+    } catch (err) {
+      // Not stored (an answer of 503 or 4xx means the note never committed): its uploads go too. A commit
+      // whose outcome is unknown (500) keeps them for the sweep to judge against the database.
+      if (prepared && !(err instanceof AppError && err.statusCode >= 500 && err.statusCode !== 503)) await this.files!.discard(prepared.records);
+      throw err;
+    }
     notifyObserver(this.events, messages);
     const receiptUrl = receiptId !== undefined ? { receiptUrl: `${this.publicBaseUrl}/r/${receiptId}` } : {};
     return {
       uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now, noteRef: note.noteRef,
       ...receiptUrl,
       ...(webhook ? { webhookSecret: webhook.secret } : {}),
+      ...(prepared ? { uploads: prepared.uploads.map((upload) => ({ url: this.files!.uploadUrl(upload.token), size: upload.size })) } : {}),
     };
   }
 
@@ -151,6 +177,7 @@ export class NoteService implements NotesApi {
       maxViews: note.maxViews,
       currentViews: note.currentViews,
       createdAt: note.createdAt,
+      ...(note.fileCount ? { fileCount: note.fileCount, uploading: (note.filesPending ?? 0) > 0 } : {}),
     };
   }
 
@@ -164,6 +191,9 @@ export class NoteService implements NotesApi {
     if (clientEncrypted && (keyCheck === null || !this.crypto.matchesKeyCheck(uuid, keyCheck, sealedOf(note)))) {
       return { outcome: 'key_required' };
     }
+    // DECISIONS 14: a note whose files are not all uploaded cannot be read yet: nothing claimed or counted.
+    if ((note.filesPending ?? 0) > 0) return { outcome: 'upload_incomplete' };
+    const withFiles = (note.fileCount ?? 0) > 0;
     const given = passcode === '' ? null : passcode;
     // No passcode offered for a protected note is a request for the form, not an attempt.
     if (note.hasPasscode && given === null) return { outcome: 'wrong_passcode', attemptsLeft: attemptsLeft(note), lockedOut: false };
@@ -171,7 +201,7 @@ export class NoteService implements NotesApi {
       // Decrypt first: a tampered row throws here, before anything is counted.
       const opened = await this.crypto.open(uuid, null, sealedOf(note));
       if (opened.outcome !== 'opened') throw new Error('a note without passcode asked for one');
-      return this.claimView(lookup, opened.note, false, clientEncrypted, context);
+      return this.claimView(lookup, opened.note, false, clientEncrypted, context, withFiles);
     }
     // DECISIONS 3: the attempt is reserved (committed, so every replica sees it) before the
     // passcode is checked, so that no more than five guesses are ever checked, however many
@@ -189,7 +219,7 @@ export class NoteService implements NotesApi {
       throw err;
     }
     if (opened.outcome === 'wrong_passcode') return this.countFailure(lookup, context);
-    return this.claimView(lookup, opened.note, true, clientEncrypted, context);
+    return this.claimView(lookup, opened.note, true, clientEncrypted, context, withFiles);
   }
 
   async takedown(uuid: string): Promise<boolean> {
@@ -259,8 +289,9 @@ export class NoteService implements NotesApi {
 
   /** Claims one view and, with `refund`, gives the passcode check's reservation back in the same transaction. */
   private async claimView(
-    lookup: string, opened: OpenedNote, refund: boolean, clientEncrypted: boolean, context: Omit<WebhookContext, 'target'>,
+    lookup: string, opened: OpenedNote, refund: boolean, clientEncrypted: boolean, context: Omit<WebhookContext, 'target'>, withFiles = false,
   ): Promise<RevealResult> {
+    if (withFiles && !this.files) throw new DependencyUnavailableError('file storage', 'This service keeps no files');
     const now = this.clock.now();
     // Issue 20: the sealed e-mail box holds the address and the creating page's language.
     const notification = unpackNotificationAddress(opened.notificationEmail);
@@ -270,6 +301,15 @@ export class NoteService implements NotesApi {
       const state = await tx.lock(lookup);
       if (!state) throw new Error('a claimed note vanished inside its transaction');
       const destroyed = state.currentViews >= state.maxViews;
+      // DECISIONS 14: this reader's download addresses, stored (hashed) with the claim; they hold the
+      // bytes for the download window even when this reveal ends the note.
+      let files: RevealedFile[] | undefined;
+      if (withFiles) {
+        if (!tx.filesOf || !tx.issueDownloads) throw new Error('this note store keeps no files');
+        const downloads = this.files!.newDownloads(await tx.filesOf(lookup));
+        await tx.issueDownloads(lookup, state.noteRef, downloads.issued, downloads.expiresAt);
+        files = downloads.urls;
+      }
       let messages = [noteEventMessage('note.accessed', { note_id: state.noteRef }, now)];
       if (notification !== null) {
         messages.push(mailCommandMessage(this.mailSealer, {
@@ -290,11 +330,14 @@ export class NoteService implements NotesApi {
       const receipt: ReceiptEntry[] = [{ noteRef: state.noteRef, at: now, kind: 'reveal' }];
       if (destroyed) receipt.push({ noteRef: state.noteRef, at: now, kind: 'end', reason: 'views' });
       await tx.recordReceipt(receipt);
-      return { messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed };
+      return { messages, currentViews: state.currentViews, maxViews: state.maxViews, destroyed, files };
     });
     if (!result) return { outcome: 'not_found' };
     notifyObserver(this.events, result.messages);
-    return { outcome: 'revealed', content: opened.content, clientEncrypted, currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed };
+    return {
+      outcome: 'revealed', content: opened.content, clientEncrypted, currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed,
+      ...(result.files ? { files: result.files } : {}),
+    };
   }
 
   private async countFailure(lookup: string, context: Omit<WebhookContext, 'target'>): Promise<RevealResult> {

@@ -22,6 +22,8 @@ export interface CreateNoteInput {
   webhookUrl?: string | null;
   /** The language of the page that created the note (issue 20): its link e-mail is written in it. Absent: English. */
   lang?: string;
+  /** DECISIONS 14: the ciphertext sizes of the note's files (only with keyCheck); absent: no files. */
+  files?: ReadonlyArray<{ size: number }>;
 }
 
 export interface CreatedNote {
@@ -38,6 +40,8 @@ export interface CreatedNote {
   noteRef?: string;
   /** DECISIONS 11: the webhook's signing secret (`whsec_…`), shown once; only with a webhook_url. */
   webhookSecret?: string;
+  /** DECISIONS 14: one upload address per declared file, in their order. */
+  uploads?: Array<{ url: string; size: number }>;
 }
 
 export interface NoteMetadata {
@@ -49,11 +53,23 @@ export interface NoteMetadata {
   maxViews: number;
   currentViews: number;
   createdAt: Date;
+  /** DECISIONS 14: how many files the note carries, and whether any is still being uploaded. */
+  fileCount?: number;
+  uploading?: boolean;
+}
+
+/** DECISIONS 14: a download address handed out by a reveal, valid for FILE_DOWNLOAD_WINDOW_MINUTES. */
+export interface RevealedFile {
+  url: string;
+  /** Ciphertext bytes. */
+  size: number;
 }
 
 export type RevealResult =
   /** `clientEncrypted`: content is the writer's envelope, opened by the page with the link's fragment (DECISIONS 13). */
-  | { outcome: 'revealed'; content: string; clientEncrypted: boolean; currentViews: number; maxViews: number; destroyed: boolean }
+  | { outcome: 'revealed'; content: string; clientEncrypted: boolean; currentViews: number; maxViews: number; destroyed: boolean; files?: RevealedFile[] }
+  /** DECISIONS 14: a file of the note is still being uploaded: nothing claimed, nothing counted. */
+  | { outcome: 'upload_incomplete' }
   /** DECISIONS 13: a note sealed by its writer, asked for without the proof of the fragment key: nothing consumed. */
   | { outcome: 'key_required' }
   | { outcome: 'wrong_passcode'; attemptsLeft: number; lockedOut: boolean }

@@ -1,4 +1,5 @@
 import type { ExpiryType, OutgoingMessage } from '@vanish/common';
+import type { IssuedDownload, NewNoteFile, NoteFile } from '../files/ports';
 
 /** A note as stored: secrets sealed (see NoteCrypto), counters and times in clear. */
 export interface NoteRecord {
@@ -33,6 +34,11 @@ export interface NoteRecord {
   receiptBox?: Buffer | null;
   /** DECISIONS 11: the webhook URL and secret sealed to the webhooks service; null without a webhook. */
   webhookBox?: string | null;
+  /** DECISIONS 14: the note's declared files (only at creation; stored in note_files with the note). */
+  files?: readonly NewNoteFile[];
+  /** DECISIONS 14: how many files the note has, and how many are still being uploaded. */
+  fileCount?: number;
+  filesPending?: number;
 }
 
 /** The counters of a note, read under the row lock inside a transaction. */
@@ -61,7 +67,10 @@ export interface ExpiredNote {
  */
 export interface NoteTransaction {
   insert(note: NoteRecord): Promise<void>;
-  /** current_views + 1 when the note exists, is unexpired at `now` and current_views < max_views. */
+  /**
+   * current_views + 1 when the note exists, is unexpired at `now` and current_views < max_views (and,
+   * DECISIONS 14, none of its files is still being uploaded).
+   */
   claimView(lookup: string, now: Date): Promise<boolean>;
   /**
    * Settles a reserved attempt as wrong: failed_attempts + 1 and attempts_in_flight - 1, when the
@@ -83,6 +92,13 @@ export interface NoteTransaction {
    * marks the receipt ended, which starts its retention. A note without a receipt records nothing.
    */
   recordReceipt(entries: readonly ReceiptEntry[]): Promise<void>;
+  /** DECISIONS 14: the note's files, position order (absent in stores that keep no files). */
+  filesOf?(lookup: string): Promise<NoteFile[]>;
+  /**
+   * DECISIONS 14: stores the download addresses a reveal hands out (keyed hashes) and holds the note's
+   * bytes until `expiresAt`, even if the note ends before.
+   */
+  issueDownloads?(lookup: string, noteRef: string, downloads: readonly IssuedDownload[], expiresAt: Date): Promise<void>;
 }
 
 /** How a note ended, as its receipt and its end event say (DECISIONS 7, 12). */
@@ -96,6 +112,8 @@ export type ReceiptEntry =
   | { noteRef: string; at: Date; kind: 'reveal' }
   | { noteRef: string; at: Date; kind: 'wrong_passcode' }
   | { noteRef: string; at: Date; kind: 'page_fetch'; client: ClientClass }
+  /** DECISIONS 14: a file download started (a GET from its first byte). */
+  | { noteRef: string; at: Date; kind: 'file_download'; client: ClientClass }
   | { noteRef: string; at: Date; kind: 'end'; reason: NoteEndReason };
 
 export interface NoteStore {

@@ -66,6 +66,8 @@ export function createdBody(note: CreatedNote) {
     // DECISIONS 11 (additive): the note's reference always, the webhook's secret once, with a webhook_url.
     ...(note.noteRef !== undefined ? { note_ref: note.noteRef } : {}),
     ...(note.webhookSecret !== undefined ? { webhook_secret: note.webhookSecret } : {}),
+    // DECISIONS 14 (additive): one upload address per declared file, in their order.
+    ...(note.uploads !== undefined ? { uploads: note.uploads } : {}),
   };
 }
 

@@ -152,8 +152,14 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
     const ctx = context(req, false);
     switch (result.outcome) {
       case 'revealed':
-        send(res, 200, revealedPage(ctx, result.content, result.currentViews, result.maxViews, result.destroyed, result.clientEncrypted));
+        send(res, 200, revealedPage(ctx, result.content, result.currentViews, result.maxViews, result.destroyed, result.clientEncrypted, result.files));
         return;
+      case 'upload_incomplete': {
+        // DECISIONS 14: nothing was claimed; the page says the files are still being uploaded.
+        const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
+        send(res, 409, notePage({ ...ctx, switcher: true }, meta, deps.formTokens.issue('reveal', uuid)));
+        return;
+      }
       case 'key_required': {
         const meta = await deps.notes.metadata(uuid).catch(notFoundAsPage);
         send(res, 400, notePage({ ...ctx, switcher: true }, meta, deps.formTokens.issue('reveal', uuid), ctx.t.t('note.keyRefused'), true));

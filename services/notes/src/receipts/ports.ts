@@ -16,7 +16,7 @@ export interface StoredReceipt {
 /** One timeline row as read back, oldest first. */
 export interface StoredReceiptEvent {
   at: Date;
-  kind: 'reveal' | 'wrong_passcode' | 'page_fetch' | 'end';
+  kind: 'reveal' | 'wrong_passcode' | 'page_fetch' | 'file_download' | 'end';
   client: ClientClass | null;
   reason: NoteEndReason | null;
 }

@@ -25,6 +25,7 @@ export function endReasonText(t: Translator, reason: NoteEndReason, viewsUsed: n
 function describe(t: Translator, entry: ReceiptTimelineEntry, viewsUsed: number): string {
   switch (entry.event) {
     case 'page_fetch': return t.t(`receipt.event.pageFetch.${entry.client}`);
+    case 'file_download': return t.t(`receipt.event.fileDownload.${entry.client}`);
     case 'end': return t.t('receipt.event.end', { reason: endReasonText(t, entry.reason, viewsUsed) });
     default: return t.t(`receipt.event.${entry.event}`);
   }

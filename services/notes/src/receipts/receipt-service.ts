@@ -13,6 +13,8 @@ const HOUR_MS = 3_600_000;
 export type ReceiptTimelineEntry =
   | { at: string; event: 'created' | 'reveal' | 'wrong_passcode' }
   | { at: string; event: 'page_fetch'; client: ClientClass }
+  /** DECISIONS 14: a download of one of the note's files started. */
+  | { at: string; event: 'file_download'; client: ClientClass }
   | { at: string; event: 'end'; reason: NoteEndReason };
 
 /** What a receipt says (DECISIONS 12), as the JSON answer and the page show it. Times as DECISIONS 2. */
@@ -122,6 +124,7 @@ export class ReceiptService {
     for (const event of events) {
       const at = formatTimestamp(event.at);
       if (event.kind === 'page_fetch') timeline.push({ at, event: 'page_fetch', client: event.client ?? 'other' });
+      else if (event.kind === 'file_download') timeline.push({ at, event: 'file_download', client: event.client ?? 'other' });
       else if (event.kind === 'end') timeline.push({ at, event: 'end', reason: event.reason ?? 'views' });
       else timeline.push({ at, event: event.kind });
     }

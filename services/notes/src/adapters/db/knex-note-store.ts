@@ -3,6 +3,7 @@ import {
   AppError, DependencyUnavailableError, GroupCommit, InternalError, ServiceUnavailableError, systemClock, type Clock, type ExpiryType, type OutgoingMessage,
 } from '@vanish/common';
 import type { ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTransaction, ReceiptEntry } from '../../domain/ports';
+import type { IssuedDownload, NoteFile } from '../../files/ports';
 import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-store';
 import { PlainInsert } from './plain-insert';
 import { committedRows, connectionOf, endConnection, type ServerConnection } from './commit-outcome';
@@ -32,13 +33,29 @@ interface NoteRow {
   created_at: number | string;
   expires_at: number | string;
   webhook_box?: string | null;
+  file_count?: number;
+  files_pending?: number;
 }
 
 /** The creation batch's INSERTs (every column of toRow, receiptRowOf and the outbox row). */
 const INSERT_NOTES = new PlainInsert<NoteRow>('notes', [
   'lookup', 'note_ref', 'key_id', 'salt', 'kdf', 'check_box', 'content_box', 'email_box', 'key_check_box', 'receipt_box', 'has_passcode',
   'expiry_type', 'max_views', 'current_views', 'failed_attempts', 'attempts_in_flight', 'attempts_reserved_until', 'created_at', 'expires_at',
-  'webhook_box',
+  'webhook_box', 'file_count', 'files_pending',
+]);
+interface NoteFileRow {
+  object_name: string;
+  note_lookup: string;
+  note_ref: string;
+  position: number;
+  upload_key: string;
+  size: number;
+  state: string;
+  created_at: number;
+  hold_until: number;
+}
+const INSERT_NOTE_FILES = new PlainInsert<NoteFileRow>('note_files', [
+  'object_name', 'note_lookup', 'note_ref', 'position', 'upload_key', 'size', 'state', 'created_at', 'hold_until',
 ]);
 const INSERT_RECEIPTS = new PlainInsert<ReceiptRow>('receipts', [
   'receipt_key', 'note_ref', 'expiry_type', 'max_views', 'has_passcode', 'created_at', 'expires_at', 'ended_at', 'end_reason',
@@ -328,6 +345,31 @@ class KnexNoteTransaction implements NoteTransaction {
   async insertAll(notes: readonly NoteRecord[]): Promise<void> {
     await INSERT_NOTES.run(this.trx, notes.map(toRow));
     await INSERT_RECEIPTS.run(this.trx, notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf));
+    await INSERT_NOTE_FILES.run(this.trx, notes.flatMap((note) => (note.files ?? []).map((file) => ({
+      object_name: file.objectName,
+      note_lookup: note.lookup,
+      note_ref: note.noteRef,
+      position: file.position,
+      upload_key: file.uploadKey,
+      size: file.size,
+      state: 'uploading',
+      created_at: note.createdAt.getTime(),
+      hold_until: 0,
+    }))));
+  }
+
+  async filesOf(lookup: string): Promise<NoteFile[]> {
+    const rows = await this.trx<NoteFileRow>('note_files').select('object_name', 'position', 'size', 'state').where({ note_lookup: lookup }).orderBy('position');
+    return rows.map(noteFileOf);
+  }
+
+  async issueDownloads(lookup: string, noteRef: string, downloads: readonly IssuedDownload[], expiresAt: Date): Promise<void> {
+    if (downloads.length === 0) return;
+    await this.trx('note_file_downloads').insert(downloads.map((download) => ({
+      download_key: download.downloadKey, object_name: download.objectName, note_ref: noteRef, size: download.size, expires_at: expiresAt.getTime(),
+    })));
+    // The bytes stay for the download window even when this reveal (or anything after it) ends the note.
+    await this.trx('note_files').where({ note_lookup: lookup }).andWhere('hold_until', '<', expiresAt.getTime()).update({ hold_until: expiresAt.getTime() });
   }
 
   async claimView(lookup: string, now: Date): Promise<boolean> {
@@ -335,6 +377,8 @@ class KnexNoteTransaction implements NoteTransaction {
       .where({ lookup })
       .andWhere('expires_at', '>', now.getTime())
       .andWhere('current_views', '<', this.trx.ref('max_views'))
+      // DECISIONS 14: never while a file is still being uploaded.
+      .andWhere('files_pending', 0)
       .increment('current_views', 1);
     return Number(updated) === 1;
   }
@@ -427,7 +471,13 @@ function toRow(note: NoteRecord): NoteRow {
     created_at: note.createdAt.getTime(),
     expires_at: note.expiresAt.getTime(),
     webhook_box: note.webhookBox ?? null,
+    file_count: note.files?.length ?? 0,
+    files_pending: note.files?.length ?? 0,
   };
+}
+
+export function noteFileOf(row: Pick<NoteFileRow, 'object_name' | 'position' | 'size' | 'state'>): NoteFile {
+  return { objectName: row.object_name, position: Number(row.position), size: Number(row.size), state: row.state === 'complete' ? 'complete' : 'uploading' };
 }
 
 function toRecord(row: NoteRow): NoteRecord {
@@ -452,5 +502,7 @@ function toRecord(row: NoteRow): NoteRecord {
     createdAt: new Date(Number(row.created_at)),
     expiresAt: new Date(Number(row.expires_at)),
     webhookBox: row.webhook_box ?? null,
+    fileCount: Number(row.file_count ?? 0),
+    filesPending: Number(row.files_pending ?? 0),
   };
 }

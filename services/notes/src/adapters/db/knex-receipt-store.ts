@@ -44,7 +44,7 @@ export function receiptEventRow(entry: ReceiptEntry): ReceiptEventRow {
     note_ref: entry.noteRef,
     at: entry.at.getTime(),
     kind: entry.kind,
-    client: entry.kind === 'page_fetch' ? entry.client : null,
+    client: entry.kind === 'page_fetch' || entry.kind === 'file_download' ? entry.client : null,
     reason: entry.kind === 'end' ? entry.reason : null,
   };
 }

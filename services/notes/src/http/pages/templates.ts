@@ -1,5 +1,5 @@
 import { THEMES, type Theme } from '@vanish/common';
-import type { CreatedNote, NoteMetadata } from '../../domain/notes';
+import type { CreatedNote, NoteMetadata, RevealedFile } from '../../domain/notes';
 import { ASSET_INTEGRITY } from './assets';
 import type { ExpiryPreset } from './expiry-presets';
 import { type Html, html, raw } from './html';
@@ -318,6 +318,8 @@ ${webhookSection(t, note)}
 }
 
 /**
+ * DECISIONS 14: while a file is still being uploaded the page says so; its button then answers the same
+ * page again (409) and claims nothing, until every upload is complete.
  * `keyRefused`: the last reveal came without a matching key proof (DECISIONS 13), so nothing was claimed;
  * the page offers the field for the key again, whatever the link's fragment held.
  */
@@ -325,8 +327,9 @@ export function notePage(ctx: PageContext, meta: NoteMetadata, token: string, er
   const { t } = ctx;
   return layout(ctx, t.t('note.title'), html`
 <h1>${t.t('note.heading')}</h1>
-<div class="card">
+<div class="card"${raw(meta.uploading ? ` id="upload-pending" data-uploading data-file-count="${meta.fileCount ?? 0}"` : '')}>
   <p>${destructionSummary(t, meta)}</p>
+  ${meta.uploading ? html`<p role="status">${t.t('note.uploading')}</p>` : raw('')}
   <p>${t.t('note.countsAsView')}</p>
   ${error ? html`<p class="error" role="alert" id="reveal-error">${error}</p>` : raw('')}
   ${meta.clientEncrypted ? html`<p class="error" role="alert" id="key-missing" hidden>${t.t('note.keyMissing')}</p>
@@ -364,16 +367,23 @@ function revealedFilesSection(ctx: PageContext): Html {
 }
 
 /** `clientEncrypted`: content is the writer's envelope, which the page opens with the link's key. */
-export function revealedPage(ctx: PageContext, content: string, currentViews: number, maxViews: number, destroyed: boolean, clientEncrypted = false): string {
+export function revealedPage(
+  ctx: PageContext, content: string, currentViews: number, maxViews: number, destroyed: boolean, clientEncrypted = false, files: ReadonlyArray<RevealedFile> = [],
+): string {
   const { t } = ctx;
   const left = maxViews - currentViews;
+  // DECISIONS 14 (the files contract): the download addresses in the manifest's order, for the page's
+  // script and `vanish open`; names and sizes in clear come only from the sealed manifest, in the browser.
+  const fileList = files.length === 0 ? raw('') : html`
+  <ol id="vanish-files" data-count="${String(files.length)}" aria-label="${t.t('revealed.files')}">${files.map((file) =>
+    html`<li data-download="${file.url}" data-size="${String(file.size)}"></li>`)}</ol>`;
   return layout(ctx, t.t('revealed.title'), html`
 <h1 tabindex="-1">${t.t('revealed.heading')}</h1>
 <div class="card">
   ${clientEncrypted
     ? html`<pre class="content" id="note-content" dir="auto" data-envelope="${content}" data-no-key="${t.t('revealed.noKey')}" data-wrong-key="${t.t('revealed.wrongKey')}">${t.t('revealed.opening')}</pre>`
     : html`<pre class="content" id="note-content" dir="auto">${content}</pre>`}
-  ${copyButton(t, 'note-content', 'revealed.copyText')}
+  ${copyButton(t, 'note-content', 'revealed.copyText')}${fileList}
   <p>${destroyed ? t.t('revealed.destroyed') : t.t('revealed.left', { left })}</p>
 </div>
 ${clientEncrypted ? revealedFilesSection(ctx) : raw('')}`);

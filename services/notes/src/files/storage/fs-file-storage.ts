@@ -1,0 +1,120 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { FileStore } from '@tus/file-store';
+import { Upload, type DataStore } from '@tus/utils';
+import { assertObjectName, isObjectName } from './object-names';
+import { StoredObjectNotFoundError, StoredRangeError, type FileStorage, type StoredObject } from './ports';
+
+/**
+ * The embedded default (DECISIONS 14): files under one folder (DATA_DIR/files), written by
+ * @tus/file-store. Each object is two files: `NAME` (the bytes received so far, written at their
+ * offsets) and `NAME.json` (the tus upload record with the declared length). An object is complete
+ * when `NAME` holds the declared length. Memory stays bounded: reads and writes are streams.
+ */
+export class FsFileStorage implements FileStorage {
+  readonly kind = 'fs' as const;
+  private readonly store: FileStore;
+
+  private constructor(readonly directory: string) {
+    this.store = new FileStore({ directory });
+  }
+
+  /** `directory` is created (0700) when missing. */
+  static async open(directory: string): Promise<FsFileStorage> {
+    await mkdir(directory, { recursive: true, mode: 0o700 });
+    return new FsFileStorage(directory);
+  }
+
+  tusDataStore(): DataStore {
+    return this.store;
+  }
+
+  async createUpload(name: string, size: number): Promise<void> {
+    assertObjectName(name);
+    if (!Number.isSafeInteger(size) || size < 1) throw new RangeError('an upload declares a whole number of bytes, at least 1');
+    await this.store.create(new Upload({ id: name, size, offset: 0, creation_date: new Date().toISOString() }));
+  }
+
+  async read(name: string, range?: { start: number; end: number }): Promise<Readable> {
+    const object = await this.stat(name);
+    if (object === null || !object.complete) throw new StoredObjectNotFoundError(name, object !== null);
+    if (range !== undefined) checkRange(range, object.size);
+    return createReadStream(this.dataPath(name), range && { start: range.start, end: range.end });
+  }
+
+  async stat(name: string): Promise<StoredObject | null> {
+    assertObjectName(name);
+    const [data, info] = await Promise.all([statOrNull(this.dataPath(name)), statOrNull(this.infoPath(name))]);
+    if (data === null && info === null) return null;
+    const declared = info === null ? undefined : await this.declaredSize(name);
+    const size = data?.size ?? 0;
+    const modifiedAt = new Date(Math.max(data?.mtimeMs ?? 0, info?.mtimeMs ?? 0));
+    return { name, size, complete: declared !== undefined && data !== null && size === declared, modifiedAt };
+  }
+
+  async delete(name: string): Promise<void> {
+    assertObjectName(name);
+    // The record last: an object whose bytes are gone but whose record is left is still listed (and swept).
+    await rm(this.dataPath(name), { force: true });
+    await rm(this.infoPath(name), { force: true });
+  }
+
+  async *list(): AsyncIterable<StoredObject> {
+    let entries: string[];
+    try {
+      entries = await readdir(this.directory);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    const names = new Set<string>();
+    for (const entry of entries) {
+      const name = entry.endsWith('.json') ? entry.slice(0, -'.json'.length) : entry;
+      if (isObjectName(name)) names.add(name);
+    }
+    for (const name of [...names].sort()) {
+      const object = await this.stat(name);
+      if (object !== null) yield object;
+    }
+  }
+
+  async close(): Promise<void> {
+    // Nothing is held open between calls.
+  }
+
+  private dataPath(name: string): string {
+    return join(this.directory, name);
+  }
+
+  private infoPath(name: string): string {
+    return join(this.directory, `${name}.json`);
+  }
+
+  private async declaredSize(name: string): Promise<number | undefined> {
+    try {
+      const record = JSON.parse(await readFile(this.infoPath(name), 'utf8')) as { size?: unknown };
+      return typeof record.size === 'number' ? record.size : undefined;
+    } catch {
+      return undefined; // unreadable or half-written record: the object is not complete
+    }
+  }
+}
+
+export function checkRange(range: { start: number; end: number }, size: number): void {
+  const { start, end } = range;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
+    throw new StoredRangeError(range, size);
+  }
+}
+
+async function statOrNull(path: string): Promise<{ size: number; mtimeMs: number } | null> {
+  try {
+    const s = await stat(path);
+    return s.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
