@@ -427,7 +427,7 @@ export const APP_JS = `
           });
         }
         if (res.status === 200 && page) return res.text().then(function (html) { show(html, key, text); });
-        if (res.status === 400 && page) {
+        if ((res.status === 400 || res.status === 413) && page) {
           return res.text().then(function (html) {
             if (html.indexOf('data-create') >= 0) show(html, null, text);
             else refuse('other');

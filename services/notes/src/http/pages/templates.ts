@@ -108,6 +108,7 @@ export function formErrorMessage(t: Translator, parameter: string | null): strin
     case 'notification_email':
     case 'send_link_email': return t.t('create.error.email');
     case 'webhook_url': return t.t('create.error.webhook_url', { max: WEBHOOK_URL_MAX });
+    case 'files': return t.t('create.error.files');
     default: return t.t('create.error.other');
   }
 }
@@ -281,7 +282,18 @@ function createdInBrowserPage(ctx: PageContext, note: CreatedNote): string {
 </section>
 ${note.receiptUrl ? receiptSection(t, note.receiptUrl) : raw('')}
 ${webhookSection(t, note)}
-<p><a href="/">${t.t('created.another')}</a></p>`, { qr: true });
+<p><a href="/">${t.t('created.another')}</a></p>
+${uploadList(note)}`, { qr: true });
+}
+
+/**
+ * DECISIONS 14 (the files contract): the upload addresses of a note created with files, in their order, for the
+ * page's script, which uploads the sealed files there before it shows this page. Bearer secrets: never shown.
+ */
+function uploadList(note: CreatedNote): Html {
+  if (!note.uploads || note.uploads.length === 0) return raw('');
+  return html`<ol id="vanish-uploads" data-count="${String(note.uploads.length)}" hidden>${note.uploads.map((upload) =>
+    html`<li data-upload="${upload.url}" data-size="${String(upload.size)}"></li>`)}</ol>`;
 }
 
 /** DECISIONS 11: the webhook's signing secret and the note's reference, shown once, however the note was sealed. */
@@ -334,7 +346,7 @@ export function notePage(ctx: PageContext, meta: NoteMetadata, token: string, er
   ${error ? html`<p class="error" role="alert" id="reveal-error">${error}</p>` : raw('')}
   ${meta.clientEncrypted ? html`<p class="error" role="alert" id="key-missing" hidden>${t.t('note.keyMissing')}</p>
   <noscript><p class="error">${t.t('note.needsScript')}</p></noscript>` : raw('')}
-  <form method="post"${raw(meta.clientEncrypted ? ' data-client-encrypted' : '')}${raw(keyRefused ? ' data-key-refused' : '')}>
+  <form method="post"${raw(meta.clientEncrypted ? ' data-client-encrypted' : '')}${raw(keyRefused ? ' data-key-refused' : '')}${raw(meta.fileCount ? ` data-files="${meta.fileCount}"` : '')}>
     <input type="hidden" name="form_token" value="${token}">
     ${meta.clientEncrypted ? html`<input type="hidden" name="key_check" value="">
     <div id="key-field" hidden>
