@@ -15,6 +15,8 @@ import { createGatewayApp } from './http/gateway-app';
 import type { UpstreamName } from './http/route-table';
 import { createSharedUpstreamRead } from './http/shared-upstream-read';
 import { createUpstreamProxy } from './http/upstream-proxy';
+import { createFilesRelay } from './http/files-relay';
+import { FileBytesLimiter } from './adapters/limiter/file-bytes-limiter';
 import { CertificateReloader, parseCertificatePair, type SecureContextTarget } from './tls/certificate-reloader';
 import { tlsProfileOptions } from './tls/tls-profile';
 
@@ -96,6 +98,19 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   const perUpstream = (relay: (name: UpstreamName) => RequestHandler): Record<UpstreamName, RequestHandler> =>
     Object.fromEntries((Object.keys(upstreams) as UpstreamName[]).map((name) => [name, relay(name)])) as Record<UpstreamName, RequestHandler>;
   const proxies = perUpstream((name) => createUpstreamProxy(relayOptions(name)));
+  // Files (DECISIONS 14) on connections of their own: no deadline and no body timeout but the relay's
+  // idle timer, so a large file on a slow link moves as long as it moves.
+  const filesAgent = new UndiciAgent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: 0 });
+  lifecycle.add('files agent', () => filesAgent.destroy());
+  const fileBytes = redis
+    ? FileBytesLimiter.redis(redis, config.fileBytesPerHour, config.rateLimitKeyPrefix)
+    : FileBytesLimiter.memory(config.fileBytesPerHour, config.rateLimitKeyPrefix);
+  const files = createFilesRelay({
+    target: config.notesUrl, dispatcher: filesAgent, idleTimeoutMs: config.fileIdleTimeoutMs, bytes: fileBytes,
+    limiterKey: config.limiterKey, logger: proxyLogger,
+    onUpstreamError: (upstream, code) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),
+    onRateLimited: () => gatewayMetrics.rateLimited.inc({ action: 'file_bytes' }),
+  });
   const sharedReads = perUpstream((name) => createSharedUpstreamRead(relayOptions(name)));
 
   const app = createGatewayApp({
@@ -107,6 +122,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     limiter,
     proxies,
     sharedReads,
+    files,
     logger: logger.child('gateway/access'),
     registry,
     metrics: gatewayMetrics,
@@ -130,6 +146,9 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
       const profile = tls ? tlsProfileOptions(tls.profile) : undefined;
       const pub = await listen(app, config.port, config.host, tls && profile ? { ...profile, cert: tls.cert, key: tls.key } : undefined, PUBLIC_LISTEN);
       lifecycle.add('public server', () => pub.close());
+      // No whole-request deadline on the public listener: a file upload may take longer than any fixed
+      // one. The body guard gives other bodies the same 30 s (408), files an idle timeout instead.
+      pub.server.requestTimeout = 0;
       if (tls && profile) {
         const reloader = new CertificateReloader({
           certFile: tls.certFile, keyFile: tls.keyFile, profile,

@@ -43,6 +43,10 @@ export interface GatewayConfig {
    */
   tls: { certFile: string; keyFile: string; cert: Buffer; key: Buffer; profile: TlsProfileName } | undefined;
   upstreamTimeoutMs: number;
+  /** DECISIONS 14: FILE_BYTES_PER_HOUR, upload bytes per client address per hour (Redis, like the other limits). */
+  fileBytesPerHour: number;
+  /** FILE_IDLE_TIMEOUT_SECONDS: a file transfer that moves no byte for this long is cut (never a total timeout). */
+  fileIdleTimeoutMs: number;
   logLevel: LogLevel;
   shutdownGraceMs: number;
 }
@@ -119,6 +123,8 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
     publicBaseUrl: reader.publicBaseUrl(),
     tls,
     upstreamTimeoutMs: reader.int('UPSTREAM_TIMEOUT_MS', 10_000, { min: 100, max: 300_000 }),
+    fileBytesPerHour: reader.int('FILE_BYTES_PER_HOUR', 5 * 1024 ** 3, { min: 1, max: 2 ** 50 }),
+    fileIdleTimeoutMs: reader.int('FILE_IDLE_TIMEOUT_SECONDS', 60, { min: 1, max: 3600 }) * 1000,
     logLevel: reader.oneOf<LogLevel>('LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'], 'info'),
     shutdownGraceMs: reader.int('SHUTDOWN_GRACE_MS', 10_000, { min: 0, max: 600_000 }),
   };

@@ -1,5 +1,15 @@
 import type { RequestHandler } from 'express';
-import { MAX_JSON_BYTES, ValidationError } from '@vanish/common';
+import { AppError, MAX_JSON_BYTES, ValidationError } from '@vanish/common';
+
+/**
+ * A body must have arrived this long after the request began (what the listener's requestTimeout
+ * did before files, whose uploads have an idle timeout instead: files-relay.ts).
+ */
+export const BODY_DEADLINE_MS = 30_000;
+
+class RequestTimeoutError extends AppError {
+  readonly statusCode = 408;
+}
 
 /**
  * DECISIONS 4 at the door: a request body is at most 128 KiB counted on the wire (also when it
@@ -34,9 +44,11 @@ export function bodyGuard(limitBytes = MAX_JSON_BYTES): RequestHandler {
     const chunks: Buffer[] = [];
     let received = 0;
     let settled = false;
+    const deadline = setTimeout(() => settle(new RequestTimeoutError('REQUEST_TIMEOUT', 'The request body did not arrive in time', { parameter: null })), BODY_DEADLINE_MS);
     const settle = (err?: unknown): void => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);

@@ -31,6 +31,8 @@ export interface GatewayAppOptions {
   proxies: Readonly<Record<UpstreamName, RequestHandler>>;
   /** Per upstream, the relay of GETs that share reads (routes marked sharedRead). */
   sharedReads: Readonly<Record<UpstreamName, RequestHandler>>;
+  /** The relay of the files routes (files-relay.ts): streamed, limited in bytes, cut when idle. */
+  files: RequestHandler;
   logger: Logger;
   registry: Registry;
   metrics: GatewayMetrics;
@@ -66,9 +68,13 @@ export function createGatewayApp(options: GatewayAppOptions): express.Express {
     cors(options.corsOrigins),
     checkMethod,
     limit(options),
-    bodyGuard(),
+    unlessFiles(bodyGuard()),
     (req, res, next) => {
       const route = res.locals.route as GatewayRoute;
+      if (route.files) {
+        options.files(req, res, next);
+        return;
+      }
       // A query string is the client's own: such a GET is relayed alone (shared reads are keyed by path).
       const shared = route.sharedRead && req.method === 'GET' && !req.url.includes('?');
       const relay = shared ? options.sharedReads : options.proxies;
@@ -127,9 +133,14 @@ function httpsOriginOf(host: string | undefined): string | undefined {
   }
 }
 
+/** Files stream their bodies (files-relay.ts): the JSON body guard, which reads bodies whole, is not theirs. */
+function unlessFiles(step: RequestHandler): RequestHandler {
+  return (req, res, next) => ((res.locals.route as GatewayRoute).files ? next() : step(req, res, next));
+}
+
 const checkMethod: RequestHandler = (req, res, next) => {
   const route = res.locals.route as GatewayRoute;
-  if (req.method === 'OPTIONS') {
+  if (req.method === 'OPTIONS' && !('OPTIONS' in route.methods)) {
     res.setHeader('Allow', route.allow);
     res.status(204).end();
     return;

@@ -21,6 +21,11 @@ export interface GatewayRoute {
    * Concurrent GETs of one path then share upstream reads (shared-upstream-read.ts).
    */
   sharedRead: boolean;
+  /**
+   * Files (DECISIONS 14): relayed by files-relay.ts, streamed both ways, with no body guard, no
+   * deadline but an idle timeout, and FILE_BYTES_PER_HOUR on upload bytes.
+   */
+  files: boolean;
 }
 
 const route = (
@@ -29,8 +34,8 @@ const route = (
   pattern: RegExp,
   upstream: UpstreamName,
   methods: Record<string, LimitedAction | undefined>,
-  { secretPath = false, sharedRead = false } = {},
-): GatewayRoute => ({ template, kind, pattern, upstream, methods, secretPath, sharedRead, allow: [...Object.keys(methods), 'OPTIONS'].join(', ') });
+  { secretPath = false, sharedRead = false, files = false } = {},
+): GatewayRoute => ({ template, kind, pattern, upstream, methods, secretPath, sharedRead, files, allow: allowedMethods({ methods }).join(', ') });
 
 /**
  * The gateway's whole public surface (brief "Web routes" and "API"; DECISIONS 5 for the limits).
@@ -49,6 +54,9 @@ export const ROUTES: readonly GatewayRoute[] = [
   route('/.well-known/vanish-receipt-keys.json', 'page', /^\/\.well-known\/vanish-receipt-keys\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/r/:id', 'page', /^\/r\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
   route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
+  // Files (DECISIONS 14): tus uploads (OPTIONS is tus's own discovery, answered by notes) and downloads.
+  route('/files/uploads/:token', 'page', /^\/files\/uploads\/[^/]+$/, 'notes', { HEAD: undefined, PATCH: undefined, OPTIONS: undefined }, { secretPath: true, files: true }),
+  route('/files/d/:token', 'page', /^\/files\/d\/[^/]+$/, 'notes', { GET: undefined, HEAD: undefined }, { secretPath: true, files: true }),
   route('/:uuid', 'page', /^\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
 ];
 
@@ -66,8 +74,9 @@ export function matchRoute(path: string): RouteMatch {
 }
 
 /** The methods a route answers, as an Allow header lists them (OPTIONS always). */
-export function allowedMethods(matched: GatewayRoute): string[] {
-  return [...Object.keys(matched.methods), 'OPTIONS'];
+export function allowedMethods(matched: Pick<GatewayRoute, 'methods'>): string[] {
+  const methods = Object.keys(matched.methods);
+  return methods.includes('OPTIONS') ? methods : [...methods, 'OPTIONS'];
 }
 
 const UUID_LIKE = /[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}/gi;
