@@ -15,6 +15,12 @@ const { VERSION } = require('./http');
 
 /** Waits between tus tries after a network error or a 5xx/423/409 answer: about two minutes in all. */
 const RETRY_DELAYS_MS = [0, 500, 1000, 2000, 4000, 8000, 15000, 30000, 60000];
+/**
+ * One PATCH carries at most this much (each a request of its own, resumed on its own): proxies in front of a
+ * server often cap a request body (Cloudflare at 100 MB), and the gateway reserves each PATCH's length against
+ * FILE_BYTES_PER_HOUR before it relays a byte. Memory does not grow with it: each PATCH is sealed as it is sent.
+ */
+const PATCH_BYTES = 64 * 2 ** 20;
 /** A connection that moves no byte for this long is cut and tried again (never a total time limit). */
 const IDLE_MS = 60_000;
 const UPLOAD_PATH = /^\/files\/uploads\/[A-Za-z0-9_-]{16,128}$/;
@@ -122,6 +128,7 @@ function uploadOne(file, aesKey, url, progress) {
       fileReader: sealedFileReader(aesKey, file.entry),
       httpStack: new IdleCutHttpStack(),
       retryDelays: RETRY_DELAYS_MS,
+      chunkSize: PATCH_BYTES,
       headers: { 'user-agent': `vanish-cli/${VERSION}` },
       storeFingerprintForResuming: false,
       onProgress: (sent, total) => progress(sent, total),
