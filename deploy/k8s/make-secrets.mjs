@@ -75,6 +75,10 @@ export function makeSecrets(overlay, options = {}) {
       MAIL_PUBLIC_KEYS: mail.publicRing,
       RECEIPT_SIGNING_KEYS: `r1:${key()}`,
       WEBHOOK_PUBLIC_KEYS: webhooks.publicRing,
+      // The files bucket's key (docs/files.md): create it on MinIO or Ceph RGW with these values (users.env),
+      // or replace both with the key your provider issued (AWS, R2).
+      S3_ACCESS_KEY_ID: users.S3_ACCESS_KEY_ID = `vanish-notes-${randomBytes(6).toString('hex')}`,
+      S3_SECRET_ACCESS_KEY: users.S3_SECRET_ACCESS_KEY = password(),
     },
     'stats-secrets': { DATABASE_URL: database('stats'), AMQP_URL: broker('stats') },
     'mailer-secrets': { DATABASE_URL: database('mailer'), AMQP_URL: broker('mailer'), SMTP_URL: smtpUrl, MAILER_HASH_KEY: key() },

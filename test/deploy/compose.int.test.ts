@@ -180,8 +180,8 @@ describe('docker-compose.yml', () => {
     expect(compose.services.prometheus.volumes).toContain('./deploy/prometheus:/etc/prometheus:ro');
   });
 
-  it('when data must survive a restart, then MySQL, RabbitMQ and Prometheus keep it in named volumes', () => {
-    expect(Object.keys(compose.volumes ?? {}).sort()).toEqual(['mysql-data', 'prometheus-data', 'rabbitmq-data']);
+  it('when data must survive a restart, then MySQL, RabbitMQ, Prometheus and the files of notes keep it in named volumes', () => {
+    expect(Object.keys(compose.volumes ?? {}).sort()).toEqual(['mysql-data', 'notes-files', 'prometheus-data', 'rabbitmq-data']);
   });
 
   it('when the dev overlay seeds MySQL, then it creates the same databases and users as compose', () => {

@@ -205,7 +205,7 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
     const smtp = ['465/TCP', '587/TCP', '25/TCP', ...(overlay === 'dev' ? ['1025/TCP'] : [])];
     const expected: Record<string, string[]> = {
       gateway: ['8081/TCP', '8082/TCP', '8083/TCP', '6379/TCP', '6380/TCP'],
-      notes: [...database, ...broker],
+      notes: [...database, ...broker, '443/TCP', '9000/TCP'],
       stats: [...database, ...broker],
       mailer: [...database, ...broker, ...smtp],
     };
@@ -242,7 +242,7 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
     const keys = (name: string) => Object.keys(template[name]!).sort();
     expect(keys('gateway-secrets')).toEqual(['LIMITER_KEY', 'REDIS_URL']);
     // notes holds only the mailer's and the webhooks service's PUBLIC rings: it cannot open what it seals (DECISIONS 1, 11).
-    expect(keys('notes-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS', 'MASTER_KEYS', 'RECEIPT_SIGNING_KEYS', 'WEBHOOK_PUBLIC_KEYS']);
+    expect(keys('notes-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'LOOKUP_KEY', 'MAIL_PUBLIC_KEYS', 'MASTER_KEYS', 'RECEIPT_SIGNING_KEYS', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'WEBHOOK_PUBLIC_KEYS']);
     expect(keys('stats-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL']);
     expect(keys('mailer-secrets')).toEqual(['AMQP_URL', 'DATABASE_URL', 'MAILER_HASH_KEY', 'SMTP_URL']);
     expect(keys('mailer-mail-keys')).toEqual(['MAIL_PRIVATE_KEYS']);

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -8,7 +9,8 @@ import { checkApiAnswer } from '@vanish/testkit/openapi';
 import { runProcess } from '@vanish/testkit/process';
 import { waitFor } from '@vanish/testkit/net';
 import { RABBITMQ_URL } from '@vanish/testkit/rabbitmq';
-import { startSystem, type Answer, type System } from './support/system';
+import { keyCheck, newKey, seal } from '@vanish/envelope';
+import { startSystem, unescapeHtml, type Answer, type System } from './support/system';
 import { startReceiver, verifySignature } from '../../services/webhooks/test/support/receiver';
 
 // Attacks and bad input against the four services as separate processes (needs `npm run build`):
@@ -290,7 +292,7 @@ describe('attacks: bad input never breaks the promises', () => {
     expect(statsAfter.destroyed_notes).toBe(statsBefore.destroyed_notes + 2);
   });
 
-  it('when a canary is used as content, passcode, e-mail local-part and webhook URL path, then it never appears in logs, RabbitMQ payloads, dead letters (webhook ones included), metrics or any database column', async () => {
+  it('when a canary is used as content, passcode, e-mail local-part and webhook URL path (and a note carries a file), then it and the file tokens never appear in logs, RabbitMQ payloads, dead letters (webhook ones included), metrics or any database column', async () => {
     const email = `${CANARY}@example.com`;
     const receiver = await startReceiver();
     const note = await sys.create({
@@ -312,6 +314,27 @@ describe('attacks: bad input never breaks the promises', () => {
     expect((await sys.reveal(note.body.uuid, CANARY)).content).toBe(`${CANARY} the secret`);
     expect((await sys.reveal(plain.body.uuid)).content).toBe(`${CANARY} plain`);
     expect((await sys.reveal(doomed.body.uuid)).content).toBe(`${CANARY} doomed`);
+    // DECISIONS 14: a note with a file, uploaded and downloaded (on the notes service itself); its upload and
+    // download tokens are bearer secrets, looked for below as the uuid is.
+    const fileKey = newKey();
+    const withFile = await sys.create({ client_encrypted: true, content: await seal(`${CANARY} with a file`, fileKey), key_check: await keyCheck(fileKey), files: [{ size: 32 }] });
+    expect(withFile.status).toBe(200);
+    const notesDirect = `http://127.0.0.1:${sys.serviceEnv('notes').PORT}`;
+    const uploadPath = new URL((withFile.body as { uploads: Array<{ url: string }> }).uploads[0]!.url).pathname;
+    const tus = { 'tus-resumable': '1.0.0' };
+    expect((await fetch(`${notesDirect}${uploadPath}`, { method: 'PATCH', headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: randomBytes(32) })).status).toBe(204);
+    expect((await fetch(`${notesDirect}${uploadPath}`, { method: 'PATCH', headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: randomBytes(1) })).status).toBe(409);
+    const filePage = await sys.raw('GET', `/${withFile.body.uuid}`);
+    const fileForm = new URLSearchParams({ form_token: /name="form_token" value="([^"]+)"/.exec(filePage.text)![1]!, key_check: await keyCheck(fileKey) });
+    const fileRevealed = await sys.raw('POST', `/${withFile.body.uuid}`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', origin: sys.gateway }, body: fileForm.toString(),
+    });
+    expect(fileRevealed.status).toBe(200);
+    const downloadPath = new URL(unescapeHtml(/data-download="([^"]+)"/.exec(fileRevealed.text)![1]!)).pathname;
+    expect((await fetch(`${notesDirect}${downloadPath}`)).status).toBe(200);
+    expect((await fetch(`${notesDirect}${downloadPath}`, { headers: { range: 'bytes=40-' } })).status).toBe(416);
+    const fileTokens = [uploadPath, downloadPath].map((filePath) => filePath.split('/').pop()!);
+    expect(fileTokens.every((token) => /^[A-Za-z0-9_-]{43}$/.test(token))).toBe(true);
     // note.accessed and note.destroyed of the doomed note, each after its last attempt (retry delays 300 and 1000 ms
     // here), taken out of the dead-letter queue for the look below (and so that the invariants find it empty).
     const webhookDeadLetters: string[] = [];
@@ -340,6 +363,7 @@ describe('attacks: bad input never breaks the promises', () => {
       if (text.toLowerCase().includes(CANARY)) leaks.push(where);
       if (text.includes(note.body.uuid)) leaks.push(`${where} (uuid)`);
       for (const key of [secret, String(doomed.body.webhook_secret)]) if (text.includes(key.slice('whsec_'.length))) leaks.push(`${where} (webhook secret)`);
+      for (const token of fileTokens) if (text.includes(token)) leaks.push(`${where} (file upload or download token)`);
     };
     look('service logs', sys.logs());
     for (const message of sys.busMessages) look(`bus ${message.routingKey}`, message.body);

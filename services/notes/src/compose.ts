@@ -38,7 +38,7 @@ import { ReceiptSigner } from './receipts/receipt-signer';
 import { FileService } from './files/file-service';
 import { FileSweeper } from './files/file-sweeper';
 import { FileTokens } from './files/file-tokens';
-import { createDownloadRoutes, createUploadRoutes } from './files/file-routes';
+import { bodyDeadline, createDownloadRoutes, createUploadRoutes } from './files/file-routes';
 import { KnexFileRecords } from './files/knex-file-records';
 import { openFileStorage } from './files/storage/open-file-storage';
 import type { FileStorage } from './files/storage/ports';
@@ -202,7 +202,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   app.set('etag', false); // answers are never cached (no-store); an ETag would only invite an undocumented 304
   app.set('case sensitive routing', true); // as the gateway routes: `/API/...` is no API path, on either port
   // One express layer for what every request passes (docs/performance.md: each layer costs the router's matching).
-  app.use(inSequence([requestId, httpMetrics(registry, 'notes'), accessLog(logger.child('notes/access'))]));
+  app.use(inSequence([requestId, httpMetrics(registry, 'notes'), accessLog(logger.child('notes/access')), bodyDeadline()]));
   // Mount order (DECISIONS 9 / team brief): the API first, then the web pages; the receipts'
   // routes go before each, whose catch-alls would answer 404 first. The receipt pages' router
   // (`/r/:id`, the keys document) comes after the API, so that API requests never walk it.
@@ -340,6 +340,9 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     // in the background while the service already answers (503 for note operations).
     await firstAttempt;
     const http: Listening = await listen(app, config.port, config.host, undefined, PUBLIC_LISTEN);
+    // DECISIONS 14: no whole-request deadline (an upload takes as long as it moves); bodyDeadline keeps the
+    // listener's 30 s for every other body, uploads get an idle timeout (file-routes.ts).
+    http.server.requestTimeout = 0;
     lifecycle.add('http-server', () => closeGracefully(http, config.shutdownGraceMs));
     logger.info('notes service listening', { port: http.port, adminPort: admin.port, databaseReady: migrated });
     return { port: http.port, adminPort: admin.port };

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { Server as TusServer } from '@tus/server';
 import {
-  DependencyUnavailableError, MethodNotAllowedError, NotFoundError, baseSecurityHeaders, errorBody, errorHandler, isUndecodablePath,
+  DependencyUnavailableError, MethodNotAllowedError, NotFoundError, apiHeaders, errorBody, errorHandler, isUndecodablePath,
   methodsOnly, routeName, type Logger, type Outages,
 } from '@vanish/common';
 import { classifyClient } from '../receipts/client-class';
@@ -18,6 +18,13 @@ export const FILE_ROUTES = {
 } as const;
 
 const UPLOAD_METHODS = ['HEAD', 'PATCH', 'OPTIONS'];
+/**
+ * An upload that moves no byte for this long is cut (the gateway's own idle timeout, FILE_IDLE_TIMEOUT_SECONDS,
+ * 60 s by default, comes first). Never a total deadline: a large file on a slow link takes what it takes.
+ */
+export const UPLOAD_IDLE_TIMEOUT_MS = 120_000;
+/** Every other request body must have arrived within this long (what the listener's requestTimeout did). */
+export const BODY_DEADLINE_MS = 30_000;
 const TUS_VERSION = '1.0.0';
 const OFFSET_STREAM = 'application/offset+octet-stream';
 
@@ -51,10 +58,6 @@ function noSuchFile(message: string): RequestHandler {
   return (_req, _res, next) => next(new NotFoundError('NOT_FOUND', message));
 }
 
-const securityHeaders: RequestHandler = (_req, res, next) => {
-  baseSecurityHeaders(res);
-  next();
-};
 
 /** A path token express could not decode names nothing; its error quotes the raw path, so it never reaches a log. */
 const undecodableAsNotFound: ErrorRequestHandler = (err, _req, _res, next) => {
@@ -103,7 +106,7 @@ export function createUploadRoutes(deps: FileRoutesDeps): Router {
     },
   });
 
-  router.use(securityHeaders);
+  router.use(apiHeaders);
   // The collection: a tus creation POST lands here. Uploads are created by the server with their note.
   router.all('/', routeName('/files/uploads'), () => { throw new MethodNotAllowedError(['OPTIONS']); });
   router.all('/:token', routeName(FILE_ROUTES.upload), async (req, res) => {
@@ -131,6 +134,9 @@ export function createUploadRoutes(deps: FileRoutesDeps): Router {
       }
     }
     uploads.set(req, upload);
+    // An idle timeout instead of the listener's deadline (see bodyDeadline): the server cuts a socket
+    // that stays silent this long; after the answer, keep-alive sets its own.
+    req.setTimeout(UPLOAD_IDLE_TIMEOUT_MS);
     const answered = jsonErrorsAndOffset(res);
     await tus.handle(req, res);
     if (req.method !== 'PATCH') return;
@@ -177,6 +183,34 @@ function jsonErrorsAndOffset(res: ServerResponse): { status: number; offset?: nu
   return answered;
 }
 
+/**
+ * The notes listener has no whole-request deadline (requestTimeout 0), so that an upload may take as long as
+ * it moves. Every other request keeps the old bound: a body not complete within `ms` is answered 408 and its
+ * connection closed. Uploads (PATCH under /files/uploads/) have their idle timeout instead.
+ */
+export function bodyDeadline(ms = BODY_DEADLINE_MS): RequestHandler {
+  return (req, res, next) => {
+    if (req.complete || (req.method === 'PATCH' && req.path.startsWith('/files/uploads/'))) {
+      next();
+      return;
+    }
+    const timer = setTimeout(() => {
+      if (req.complete) return;
+      if (!res.headersSent) {
+        res.writeHead(408, { Connection: 'close', 'Content-Length': '0' });
+        res.end(() => req.socket.destroy());
+      } else {
+        req.socket.destroy();
+      }
+    }, ms);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    req.once('end', clear);
+    res.once('close', clear);
+    next();
+  };
+}
+
 /** One `bytes=` range of a file of `size` bytes: null to send it whole, a 416 when it lies past the end. */
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null {
   if (header === undefined) return null;
@@ -202,7 +236,7 @@ export function parseRange(header: string | undefined, size: number): { start: n
 export function createDownloadRoutes(deps: FileRoutesDeps): Router {
   const router = Router();
   const { files } = deps;
-  router.use(securityHeaders);
+  router.use(apiHeaders);
   router.all('/:token', routeName(FILE_ROUTES.download), methodsOnly(['GET']), available(deps), async (req, res) => {
     const download = await files.findDownload(String(req.params.token));
     const gone = () => new NotFoundError('NOT_FOUND', 'No file at this address (unknown, or its note has ended)');

@@ -1,6 +1,6 @@
-import { AppError, DependencyUnavailableError, ValidationError, type Clock, type Logger } from '@vanish/common';
+import { DependencyUnavailableError, ValidationError, type Clock, type Logger } from '@vanish/common';
 import type { ClientClass } from '../domain/ports';
-import { ConflictError, GoneError, PayloadTooLargeError } from './errors';
+import { GoneError, PayloadTooLargeError } from './errors';
 import { FILE_TOKEN, type FileTokens } from './file-tokens';
 import type { DownloadRecord, FileRecords, IssuedDownload, NewNoteFile, NoteFile, UploadRecord } from './ports';
 import type { FileStorage } from './storage/ports';
@@ -164,9 +164,4 @@ export class FileService {
   observeBytesOut(bytes: number): void {
     if (bytes > 0) this.options.observer?.bytesOut?.(bytes);
   }
-}
-
-/** A reveal refused because an upload of the note is not complete (DECISIONS 14): nothing claimed. */
-export function uploadIncompleteError(): AppError {
-  return new ConflictError('UPLOAD_INCOMPLETE', 'The files of this note are still being uploaded; nothing was opened and no view was used');
 }

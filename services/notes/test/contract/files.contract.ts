@@ -7,7 +7,8 @@ import { keyCheck, newKey, seal } from '@vanish/envelope';
 import { waitFor } from '@vanish/testkit/net';
 import { createNotesService, loadNotesConfig, type NotesService } from '../../src';
 import type { FileStorage } from '../../src/files/storage/ports';
-import { send, postJson, type Answer } from '../support/api-client';
+import { checkApiAnswer } from '@vanish/testkit/openapi';
+import { send as sendUnchecked, postJson, type Answer, type SendOptions } from '../support/api-client';
 import type { ContractDatabase } from './notes-storage.contract';
 
 /**
@@ -37,6 +38,17 @@ const tokenOf = (page: string): string => {
   if (!match) throw new Error('no form token on the page');
   return match[1]!;
 };
+
+/** As the api client's send, and every answer under /files is checked against the OpenAPI document too. */
+async function send(baseUrl: string, method: string, path: string, options: SendOptions = {}): Promise<Answer> {
+  const answer = await sendUnchecked(baseUrl, method, path, options);
+  if (/^\/files\/(uploads|d)\/[^/]+$/.test(path)) {
+    // A file's bytes may happen to read as JSON (a one-byte file "4"): only JSON answers are given parsed.
+    const json = (answer.headers['content-type'] ?? '').includes('json');
+    checkApiAnswer({ method, path, status: answer.status, headers: answer.headers, body: json ? answer.json ?? answer.text : answer.text });
+  }
+  return answer;
+}
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 

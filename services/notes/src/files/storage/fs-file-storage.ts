@@ -13,12 +13,20 @@ import { StoredObjectNotFoundError, StoredRangeError, type FileStorage, type Sto
  * offsets) and `NAME.json` (the tus upload record with the declared length). An object is complete
  * when `NAME` holds the declared length. Memory stays bounded: reads and writes are streams.
  */
+/**
+ * @tus/file-store makes its folder from its constructor with a callback that throws (uncaught) when mkdir
+ * fails, e.g. when the folder is removed at that moment (a test's temporary DATA_DIR). FsFileStorage.open
+ * has made the folder already, awaited, so that step is skipped here.
+ */
+class PreparedFileStore extends FileStore {}
+(PreparedFileStore.prototype as unknown as { checkOrCreateDirectory(): void }).checkOrCreateDirectory = () => undefined;
+
 export class FsFileStorage implements FileStorage {
   readonly kind = 'fs' as const;
   private readonly store: FileStore;
 
   private constructor(readonly directory: string) {
-    this.store = new FileStore({ directory });
+    this.store = new PreparedFileStore({ directory });
   }
 
   /** `directory` is created (0700) when missing. */

@@ -64,6 +64,9 @@ export class S3FileStorage implements FileStorage {
     this.client = new S3Client(clientConfig);
     this.store = new S3Store({
       partSize: PART_SIZE,
+      // Each part is staged in os.tmpdir() until S3 has it: four in flight (plus the one being filled)
+      // bound that disk to about 40 MiB per process, and a slow S3 slows the uploader down instead.
+      maxConcurrentPartUploads: 4,
       useTags: false,
       // No cache of the .info record: with several notes replicas, and after delete(), a cached record
       // would describe an upload that is gone. One small GET per request is the price.

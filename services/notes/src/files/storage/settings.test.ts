@@ -59,7 +59,9 @@ describe('file storage settings', () => {
 
   it('when S3_* is set but FILE_STORAGE is not s3, then production refuses and elsewhere it is only a warning', () => {
     const { FILE_STORAGE: _fs, ...s3WithoutKind } = S3;
-    expect(problemsOf({ ...productionEnv(), ...s3WithoutKind })).toEqual([expect.stringMatching(/^S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_FORCE_PATH_STYLE set but FILE_STORAGE is not s3/)]);
+    expect(problemsOf({ ...productionEnv(), ...s3WithoutKind })).toEqual([expect.stringMatching(/^S3_ENDPOINT, S3_BUCKET, S3_FORCE_PATH_STYLE set but FILE_STORAGE is not s3/)]);
+    // The keys alone do not say where files go (a Secret may carry them while FILE_STORAGE=fs).
+    expect(loadNotesConfig({ ...productionEnv(), S3_ACCESS_KEY_ID: 'a', S3_SECRET_ACCESS_KEY: 'b' }).fileStorage.kind).toBe('fs');
     const config = loadNotesConfig({ DATA_DIR: dataDir, S3_BUCKET: 'vanish-files' });
     expect(config.fileStorage.kind).toBe('fs');
     expect(config.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^S3_BUCKET set but FILE_STORAGE is not s3/)]));

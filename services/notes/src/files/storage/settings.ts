@@ -7,12 +7,13 @@ export type FileStorageSettings =
   | { kind: 'fs'; directory: string }
   | ({ kind: 's3' } & S3Settings);
 
-const S3_VARIABLES = ['S3_ENDPOINT', 'S3_REGION', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'] as const;
+/** What says where files go (the keys alone do not: a Secret may hold them while FILE_STORAGE=fs). */
+const S3_PLACE = ['S3_ENDPOINT', 'S3_REGION', 'S3_BUCKET', 'S3_FORCE_PATH_STYLE'] as const;
 
 /**
  * Every S3_* variable is read whatever FILE_STORAGE says, so that a half configuration is seen: with
- * FILE_STORAGE=s3 the bucket is required and the two keys go together; S3_* set while files go to the
- * local file system is refused in production (the operator meant S3 and would lose the files with the
+ * FILE_STORAGE=s3 the bucket is required and the two keys go together; a bucket, endpoint, region or
+ * path style set while files go to the local file system is refused in production (the operator meant S3 and would lose the files with the
  * container) and only warned about elsewhere.
  */
 export function readFileStorageSettings(reader: EnvReader, dataDir: string, warn: (message: string) => void): FileStorageSettings {
@@ -25,7 +26,7 @@ export function readFileStorageSettings(reader: EnvReader, dataDir: string, warn
   const forcePathStyle = reader.bool('S3_FORCE_PATH_STYLE', false);
 
   if (kind === 'fs') {
-    const set = S3_VARIABLES.filter((name) => reader.raw(name) !== undefined);
+    const set = S3_PLACE.filter((name) => reader.raw(name) !== undefined);
     if (set.length > 0) {
       const message = `${set.join(', ')} set but FILE_STORAGE is not s3: files are stored under DATA_DIR/files, not in the bucket; set FILE_STORAGE=s3 (docs/files.md) or remove ${set.length > 1 ? 'them' : 'it'}`;
       if (reader.isProduction) reader.problem(message);
