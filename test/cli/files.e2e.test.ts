@@ -130,6 +130,11 @@ describe('a 1 GiB file through the CLI and the gateway', () => {
     expect(stored.some((name) => statSync(join(work, 'data', 'files', name)).size === sealed)).toBe(true);
     expect(stored.join(' ')).not.toContain('big');
 
+    // Without --out, the note page's form says it has a file: refused before anything is consumed.
+    const withoutOut = await vanish(['open', link]);
+    expect(withoutOut.code).toBe(2);
+    expect(withoutOut.stderr).toContain('this note carries a file: give --out DIR');
+
     const out = join(work, 'out');
     const partial = join(out, '.big.bin.vanish-partial');
     const opened = await vanish(['open', '--out', out, link], () => cutWhen(() => existsSync(partial) && statSync(partial).size >= SIZE / 2, 'the download at 50 %'));
