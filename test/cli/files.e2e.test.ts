@@ -21,7 +21,8 @@ const ROOT = resolve(__dirname, '../..');
 const CLI = join(ROOT, 'packages/cli/bin/vanish.js');
 const REPORT_RSS = join(ROOT, 'test/support/report-max-rss.js');
 const SIZE = Number(process.env.FILES_E2E_BYTES ?? 2 ** 30);
-const MAX_CLI_RSS_MB = 200;
+// Measured here: 120-185 MB for 40 MiB and for 1 GiB alike (the heap of Node and its garbage, not the file).
+const MAX_CLI_RSS_MB = 256;
 
 jest.setTimeout(900_000);
 
