@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -224,6 +224,20 @@ describe.each(runtimes)('the CLI installed from its tarball with $name', (runtim
       await new Promise<void>((done) => liar.close(() => done()));
     }
     await expect(vanish(['create', '--server', 'http://vanish.example'], 'x')).resolves.toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('refusing plain http://') });
+  });
+
+  it('when a note carries files (DECISIONS 14), then the installed vanish uploads them and writes them back byte for byte with --out', async () => {
+    const dir = mkdtempSync(join(work, 'files-'));
+    const original = randomBytes(200_000);
+    writeFileSync(join(dir, 'data.bin'), original);
+    writeFileSync(join(dir, 'empty'), '');
+    const created = await vanish(['create', '--server', base, '--attach', join(dir, 'data.bin'), '--attach', join(dir, 'empty')], 'with two files');
+    expect(created.code).toBe(0);
+    const out = join(dir, 'out');
+    const opened = await vanish(['open', '--out', out, created.stdout.trim()]);
+    expect(opened).toMatchObject({ code: 0, stdout: 'with two files' });
+    expect(readFileSync(join(out, 'data.bin')).equals(original)).toBe(true);
+    expect(readFileSync(join(out, 'empty')).length).toBe(0);
   });
 
   it('when the installed envelope and file format are compared with what the server serves at /assets/, then they are the same bytes', async () => {
