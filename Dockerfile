@@ -72,10 +72,10 @@ RUN npm ci --omit=dev --ignore-scripts --workspace "services/${SERVICE}" \
  && rm -rf /root/.npm /tmp/* \
  && ln -s "services/${SERVICE}/dist/main.js" main.js
 COPY --from=build /out/ ./
-# Files stay owned by root and read-only to the app user; the process writes only to /tmp. The files of
-# notes (DECISIONS 14, FILE_STORAGE=fs) go to DATA_DIR/files: /tmp/vanish/files is made here, owned by
-# the app user, so that a volume mounted there (compose) starts with that owner.
-RUN mkdir -p /tmp/vanish/files && chown -R node:node /tmp/vanish && chmod 0700 /tmp/vanish/files
+# Files stay owned by root and read-only to the app user; the process writes only to /tmp, and to /data
+# where a volume is mounted: notes keeps the files of notes there with FILE_STORAGE=fs (DECISIONS 14,
+# compose sets DATA_DIR=/data). /data is made here owned by the app user, so a new volume starts so.
+RUN mkdir -p /data/files && chown -R node:node /data && chmod 0700 /data /data/files
 USER node
 # Run with an init so signals reach node and zombies are reaped (`docker run --init`, compose `init: true`);
 # node also handles SIGTERM itself, so it drains even as PID 1 in Kubernetes. The old space grows by half of

@@ -110,6 +110,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     limiterKey: config.limiterKey, logger: proxyLogger,
     onUpstreamError: (upstream, code) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),
     onRateLimited: () => gatewayMetrics.rateLimited.inc({ action: 'file_bytes' }),
+    onBytes: (direction, bytes) => gatewayMetrics.fileBytes.inc({ direction }, bytes),
   });
   const sharedReads = perUpstream((name) => createSharedUpstreamRead(relayOptions(name)));
 

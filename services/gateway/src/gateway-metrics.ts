@@ -6,6 +6,8 @@ export interface GatewayMetrics {
   limiterFallback: Counter<'action'>;
   upstreamErrors: Counter<'upstream' | 'code'>;
   sharedReadJoins: Counter<'upstream'>;
+  /** DECISIONS 14: bytes of files relayed, upload (client to notes) and download (notes to client). */
+  fileBytes: Counter<'direction'>;
 }
 
 /** The gateway's own metrics on the injected registry (the HTTP histogram comes from common). */
@@ -46,5 +48,13 @@ export function createGatewayMetrics(registry: Registry, storeHealthy: () => boo
     labelNames: ['upstream'] as const,
     registers: [registry],
   });
-  return { rateLimited, limiterFallback, upstreamErrors, sharedReadJoins };
+  const fileBytes = new Counter({
+    name: 'gateway_file_bytes_total',
+    help: 'Bytes of files relayed on /files/*, by direction (upload: client to notes; download: notes to client)',
+    labelNames: ['direction'] as const,
+    registers: [registry],
+  });
+  fileBytes.inc({ direction: 'upload' }, 0);
+  fileBytes.inc({ direction: 'download' }, 0);
+  return { rateLimited, limiterFallback, upstreamErrors, sharedReadJoins, fileBytes };
 }

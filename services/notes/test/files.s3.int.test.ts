@@ -5,6 +5,9 @@ import { startS3Server } from '@vanish/testkit/s3-server';
 import { S3FileStorage } from '../src/files/storage/s3-file-storage';
 import { filesContract } from './contract/files.contract';
 
+// s3rver answers each call in milliseconds alone and in seconds on a loaded machine: generous bounds.
+jest.setTimeout(120_000);
+
 // SQLite and S3-compatible object storage (s3rver through testkit): every way a note ends leaves no
 // object in the bucket either; the test reads the bucket through a second client.
 filesContract('SQLite and an S3 bucket', async () => {

@@ -21,7 +21,7 @@ class RequestTimeoutError extends AppError {
  * Compressed bodies answer 400 INVALID_CONTENT_TYPE (the client may resend the same JSON
  * uncompressed; PAYLOAD_TOO_LARGE would wrongly suggest that a smaller body helps).
  */
-export function bodyGuard(limitBytes = MAX_JSON_BYTES): RequestHandler {
+export function bodyGuard(limitBytes = MAX_JSON_BYTES, deadlineMs = BODY_DEADLINE_MS): RequestHandler {
   return (req, res, next) => {
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     const declared = req.headers['content-length'];
@@ -44,7 +44,7 @@ export function bodyGuard(limitBytes = MAX_JSON_BYTES): RequestHandler {
     const chunks: Buffer[] = [];
     let received = 0;
     let settled = false;
-    const deadline = setTimeout(() => settle(new RequestTimeoutError('REQUEST_TIMEOUT', 'The request body did not arrive in time', { parameter: null })), BODY_DEADLINE_MS);
+    const deadline = setTimeout(() => settle(new RequestTimeoutError('REQUEST_TIMEOUT', 'The request body did not arrive in time', { parameter: null })), deadlineMs);
     const settle = (err?: unknown): void => {
       if (settled) return;
       settled = true;

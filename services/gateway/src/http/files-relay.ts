@@ -25,6 +25,8 @@ export interface FilesRelayOptions {
   logger: Logger;
   onUpstreamError?: (upstream: string, code: string) => void;
   onRateLimited?: () => void;
+  /** Bytes relayed, counted as each transfer ends (gateway_file_bytes_total). */
+  onBytes?: (direction: 'upload' | 'download', bytes: number) => void;
 }
 
 /** A PATCH must say how many bytes it sends: the limit is checked on that before a byte is relayed. */
@@ -85,8 +87,10 @@ export function createFilesRelay(options: FilesRelayOptions): RequestHandler {
     forwardedHeaders(req);
     const headers = upstreamHeaders(req.headers);
     if (req.method === 'PATCH') headers['content-length'] = String(reserved);
-    const relay = new FileRelay(req, res, options.logger, options.idleTimeoutMs, fail, (sent) => {
+    const relay = new FileRelay(req, res, options.logger, options.idleTimeoutMs, fail, (sent, received) => {
       void options.bytes.giveBack(key, reserved - sent);
+      if (sent > 0) options.onBytes?.('upload', sent);
+      if (received > 0) options.onBytes?.('download', received);
     });
     try {
       options.dispatcher.dispatch({
@@ -107,6 +111,7 @@ class FileRelay implements Dispatcher.DispatchHandler {
   private waitingForDrain = false;
   private bodyDone = false;
   private sent = 0;
+  private received = 0;
   private settled = false;
   private serverError: { status: number; headers: IncomingHttpHeaders; chunks: Buffer[]; bytes: number } | undefined;
 
@@ -116,7 +121,7 @@ class FileRelay implements Dispatcher.DispatchHandler {
     private readonly logger: Logger,
     private readonly idleMs: number,
     private readonly fail: RelayFailure,
-    private readonly onSettled: (sentBytes: number) => void,
+    private readonly onSettled: (sentBytes: number, receivedBytes: number) => void,
   ) {
     this.touch();
     res.once('close', () => {
@@ -127,9 +132,13 @@ class FileRelay implements Dispatcher.DispatchHandler {
     });
   }
 
-  /** The client's body, pulled by undici chunk by chunk: counted, and each chunk is progress. */
+  /**
+   * The client's body, pulled by undici chunk by chunk: counted, and each chunk is progress. When
+   * undici stops pulling (notes failed or closed early) the client's request is left open, not
+   * destroyed, so that the error answer can still be written after the rest of the body is drained.
+   */
   async *requestBody(): AsyncGenerator<Buffer> {
-    for await (const chunk of this.req) {
+    for await (const chunk of this.req.iterator({ destroyOnReturn: false })) {
       this.sent += (chunk as Buffer).length;
       this.touch();
       yield chunk as Buffer;
@@ -170,6 +179,7 @@ class FileRelay implements Dispatcher.DispatchHandler {
       if (serverError.bytes <= MAX_ERROR_BODY_BYTES) serverError.chunks.push(chunk);
       return;
     }
+    this.received += chunk.length;
     if (this.res.write(chunk) || this.waitingForDrain) return;
     controller.pause();
     this.waitingForDrain = true;
@@ -242,7 +252,7 @@ class FileRelay implements Dispatcher.DispatchHandler {
   private settle(): void {
     if (this.settled) return;
     this.settled = true;
-    this.onSettled(this.sent);
+    this.onSettled(this.sent, this.received);
   }
 
   private cancel(reason: Error): void {

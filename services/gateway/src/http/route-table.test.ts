@@ -16,6 +16,9 @@ describe('matchRoute', () => {
     [`/api/receipt/${'R'.repeat(43)}.php`, '/api/receipt/:id.php', 'notes', { GET: 'view', HEAD: 'view' }],
     [`/r/${'R'.repeat(43)}`, '/r/:id', 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }],
     ['/.well-known/vanish-receipt-keys.json', '/.well-known/vanish-receipt-keys.json', 'notes', { GET: undefined, HEAD: undefined }],
+    // Files (DECISIONS 14): tus uploads (OPTIONS relayed) and downloads; the byte limit is the relay's own.
+    [`/files/uploads/${'T'.repeat(43)}`, '/files/uploads/:token', 'notes', { HEAD: undefined, PATCH: undefined, OPTIONS: undefined }],
+    [`/files/d/${'T'.repeat(43)}`, '/files/d/:token', 'notes', { GET: undefined, HEAD: undefined }],
   ])('when the path is %s, then the route is %s on %s with its limits', (path, template, upstream, methods) => {
     const match = matchRoute(path);
     expect(match.found).toBe(true);
@@ -42,6 +45,17 @@ describe('allowedMethods', () => {
     if (!match.found) throw new Error('route expected');
     expect(allowedMethods(match.route)).toEqual(['POST', 'OPTIONS']);
   });
+
+  it('when a route answers OPTIONS itself (tus uploads), then it is listed once and the route streams', () => {
+    const match = matchRoute('/files/uploads/token');
+    if (!match.found) throw new Error('route expected');
+    expect(allowedMethods(match.route)).toEqual(['HEAD', 'PATCH', 'OPTIONS']);
+    expect(match.route.allow).toBe('HEAD, PATCH, OPTIONS');
+    expect([match.route.files, match.route.secretPath]).toEqual([true, true]);
+    expect(ROUTES.filter((r) => r.files).map((r) => r.template)).toEqual(['/files/uploads/:token', '/files/d/:token']);
+    expect(matchRoute('/files/uploads')).toMatchObject({ found: false });
+    expect(matchRoute('/files/d/a/b')).toMatchObject({ found: false });
+  });
 });
 
 describe('redactPath', () => {
@@ -51,6 +65,8 @@ describe('redactPath', () => {
     expect(redactPath('/unsubscribe/secret-token', matchRoute('/unsubscribe/secret-token'))).toBe('/unsubscribe/:token');
     expect(redactPath('/r/secret-receipt', matchRoute('/r/secret-receipt'))).toBe('/r/:id');
     expect(redactPath('/api/receipt/secret-receipt.php', matchRoute('/api/receipt/secret-receipt.php'))).toBe('/api/receipt/:id.php');
+    expect(redactPath('/files/uploads/secret-token', matchRoute('/files/uploads/secret-token'))).toBe('/files/uploads/:token');
+    expect(redactPath('/files/d/secret-token', matchRoute('/files/d/secret-token'))).toBe('/files/d/:token');
   });
 
   it('when an unknown path contains something uuid-shaped, then that part is replaced', () => {

@@ -41,7 +41,8 @@ export function sendError(req: Request, res: Response, err: unknown): void {
     req.off('end', finish);
     req.off('error', finish);
     req.off('close', finish);
-    if (!res.writableEnded && !res.destroyed) write(req, res, appError);
+    // A client whose connection is gone (it closed while its body was being discarded) gets nothing.
+    if (!res.writableEnded && !res.destroyed && req.socket) write(req, res, appError);
   };
   const onData = (chunk: Buffer): void => {
     drained += chunk.length;

@@ -146,6 +146,8 @@ export function createUploadRoutes(deps: FileRoutesDeps): Router {
     // sent without Content-Length): the store then holds the whole upload, and the note must know it.
     if (answered.status >= 400) {
       const stored = await files.storage.stat(upload.objectName).catch(() => null);
+      // A PATCH cut or refused part-way may still have stored bytes: they count as received (a 409 wrote nothing).
+      if (stored && answered.status !== 409 && Number.isFinite(from)) files.observeBytesIn(stored.size - from);
       if (stored?.complete) await files.completed(upload);
     }
   });

@@ -57,6 +57,13 @@ describe('file storage settings', () => {
     expect(problemsOf({ DATA_DIR: dataDir, FILE_STORAGE: 'gcs' })).toEqual([expect.stringMatching(/^FILE_STORAGE: expected one of fs, s3/)]);
   });
 
+  it('when production reaches the S3 endpoint over plain http, then it refuses by name unless S3_ALLOW_PLAINTEXT=true', () => {
+    const plain = { ...productionEnv(), ...S3, S3_ENDPOINT: 'http://minio.internal:9000' };
+    expect(problemsOf(plain)).toEqual([expect.stringMatching(/^S3_ENDPOINT: http:\/\/ sends the files' ciphertext.*S3_ALLOW_PLAINTEXT=true/)]);
+    expect(loadNotesConfig({ ...plain, S3_ALLOW_PLAINTEXT: 'true' }).fileStorage).toMatchObject({ endpoint: 'http://minio.internal:9000' });
+    expect(loadNotesConfig({ DATA_DIR: dataDir, ...S3, S3_ENDPOINT: 'http://127.0.0.1:9000' }).fileStorage.kind).toBe('s3');
+  });
+
   it('when S3_* is set but FILE_STORAGE is not s3, then production refuses and elsewhere it is only a warning', () => {
     const { FILE_STORAGE: _fs, ...s3WithoutKind } = S3;
     expect(problemsOf({ ...productionEnv(), ...s3WithoutKind })).toEqual([expect.stringMatching(/^S3_ENDPOINT, S3_BUCKET, S3_FORCE_PATH_STYLE set but FILE_STORAGE is not s3/)]);

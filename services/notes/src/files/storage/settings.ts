@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { EnvReader } from '@vanish/common';
+import { refuseInsecureTransportInProduction, type EnvReader } from '@vanish/common';
 import type { S3Settings } from './s3-file-storage';
 
 /** FILE_STORAGE and the S3_* variables (docs/configuration.md, docs/files.md). */
@@ -25,6 +25,12 @@ export function readFileStorageSettings(reader: EnvReader, dataDir: string, warn
   const secretAccessKey = reader.str('S3_SECRET_ACCESS_KEY');
   const forcePathStyle = reader.bool('S3_FORCE_PATH_STYLE', false);
 
+  // The keys never travel (requests are signed), but the ciphertext and the object names would.
+  refuseInsecureTransportInProduction(reader, {
+    variable: 'S3_ENDPOINT',
+    risk: kind === 's3' && endpoint !== undefined && /^http:/i.test(endpoint) ? 'http:// sends the files\' ciphertext and object names in plaintext' : undefined,
+    optOut: 'S3_ALLOW_PLAINTEXT',
+  });
   if (kind === 'fs') {
     const set = S3_PLACE.filter((name) => reader.raw(name) !== undefined);
     if (set.length > 0) {

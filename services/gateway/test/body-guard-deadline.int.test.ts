@@ -1,0 +1,38 @@
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { bodyGuard } from '../src/http/body-guard';
+import { sendError } from '../src/http/send-error';
+
+// The gateway's public listener has no whole-request timeout (file uploads have an idle timeout
+// instead): the body guard gives every other body a deadline of its own (30 s; 400 ms here).
+describe('body guard deadline', () => {
+  it('when a JSON body has not arrived by the deadline, then the answer is 408 in the error shape; a prompt body passes', async () => {
+    const app = express();
+    app.use(bodyGuard(1024, 400));
+    app.post('/', (_req, res) => { res.json({ ok: true }); });
+    app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => sendError(req, res, err));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const post = (finish: boolean) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/', headers: { 'Content-Type': 'application/json', 'Content-Length': '19' } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => { body += c.toString(); });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.write('{"content":');
+      if (finish) req.end('"hello"}');
+    });
+    try {
+      const slow = await post(false);
+      expect(slow.status).toBe(408);
+      expect(JSON.parse(slow.body)).toMatchObject({ code: 'REQUEST_TIMEOUT', details: { parameter: null } });
+      await expect(post(true)).resolves.toEqual({ status: 200, body: '{"ok":true}' });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
