@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { bodyGuard } from '../src/http/body-guard';
+import { bodyGuard, cutUnfinishedBodies } from '../src/http/body-guard';
 import { sendError } from '../src/http/send-error';
 
 // The gateway's public listener has no whole-request timeout (file uploads have an idle timeout
@@ -30,6 +30,32 @@ describe('body guard deadline', () => {
       expect(slow.status).toBe(408);
       expect(JSON.parse(slow.body)).toMatchObject({ code: 'REQUEST_TIMEOUT', details: { parameter: null } });
       await expect(post(true)).resolves.toEqual({ status: 200, body: '{"ok":true}' });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('cutUnfinishedBodies (the backstop for early answers)', () => {
+  it('when an answer comes early and the body keeps dripping, then the connection is closed at the deadline', async () => {
+    const app = express();
+    app.use(cutUnfinishedBodies(400, (res) => res.locals.exempt === true));
+    app.options('/', (_req, res) => { res.status(204).end(); });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const closedAfter = await new Promise<number>((resolve, reject) => {
+        const started = Date.now();
+        const req = request({ host: '127.0.0.1', port, method: 'OPTIONS', path: '/', headers: { 'Content-Length': '1000000' } }, (res) => res.resume());
+        req.on('error', () => resolve(Date.now() - started));
+        req.on('close', () => resolve(Date.now() - started));
+        const drip = setInterval(() => { if (!req.destroyed) req.write('x'); else clearInterval(drip); }, 50);
+        setTimeout(() => { clearInterval(drip); reject(new Error('not closed within 10 s')); }, 10_000);
+      });
+      expect(closedAfter).toBeGreaterThanOrEqual(350);
+      expect(closedAfter).toBeLessThan(10_000);
     } finally {
       server.closeAllConnections();
       server.close();

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { AppError, MAX_JSON_BYTES, ValidationError } from '@vanish/common';
 
 /**
@@ -6,6 +6,29 @@ import { AppError, MAX_JSON_BYTES, ValidationError } from '@vanish/common';
  * did before files, whose uploads have an idle timeout instead: files-relay.ts).
  */
 export const BODY_DEADLINE_MS = 30_000;
+
+/**
+ * The listener's old requestTimeout for every request that is not a file transfer, whatever answers it:
+ * a body still arriving `ms` after the request began (an OPTIONS, a redirect or any early answer whose
+ * body Node would otherwise keep reading) has its connection closed. The body guard answers 408 before
+ * that for the bodies it reads; this is the backstop for the rest. Files have their idle timeout.
+ */
+export function cutUnfinishedBodies(ms = BODY_DEADLINE_MS + 5000, exempt: (res: Response) => boolean = () => false): RequestHandler {
+  return (req, res, next) => {
+    if (req.complete || exempt(res)) {
+      next();
+      return;
+    }
+    const timer = setTimeout(() => {
+      if (!req.complete) req.socket?.destroy();
+    }, ms);
+    timer.unref();
+    const clear = (): void => clearTimeout(timer);
+    req.once('end', clear);
+    req.once('close', clear);
+    next();
+  };
+}
 
 class RequestTimeoutError extends AppError {
   readonly statusCode = 408;

@@ -15,7 +15,7 @@ import { rateLimitHeaders } from '../domain/limit-policy';
 import type { RateLimiter } from '../domain/rate-limiter';
 import type { GatewayMetrics } from '../gateway-metrics';
 import { accessLog } from './access-log';
-import { bodyGuard } from './body-guard';
+import { bodyGuard, cutUnfinishedBodies } from './body-guard';
 import { cors } from './cors';
 import { allowedMethods, matchRoute, type GatewayRoute, type UpstreamName } from './route-table';
 import { answerHeaders } from './security-headers';
@@ -63,6 +63,7 @@ export function createGatewayApp(options: GatewayAppOptions): express.Express {
     httpMetrics(options.registry, 'gateway'),
     accessLog(options.logger),
     lookUpRoute,
+    cutUnfinishedBodies(undefined, (res) => (res.locals.route as GatewayRoute | undefined)?.files === true),
     answerHeaders,
     requireHttps(options.requireHttps, options.publicBaseUrl),
     cors(options.corsOrigins),
