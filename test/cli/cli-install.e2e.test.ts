@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -47,6 +47,24 @@ let hooks: Server;
 let hookBase: string;
 const deliveries: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
 
+/** Where the lockfile puts a package and everything it depends on (nested copies first, then hoisted ones). */
+function dependencyClosure(start: string): string[] {
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dependencies?: Record<string, string> }> };
+  const found = new Set<string>([start]);
+  const walk = (location: string) => {
+    for (const name of Object.keys(lock.packages[location]?.dependencies ?? {})) {
+      const nested = `${location}/node_modules/${name}`;
+      const at = lock.packages[nested] ? nested : `node_modules/${name}`;
+      if (!lock.packages[at]) throw new Error(`package-lock.json has no ${at}`);
+      if (found.has(at)) continue;
+      found.add(at);
+      walk(at);
+    }
+  };
+  walk(start);
+  return [...found];
+}
+
 /** The npm that comes with a node, else the machine's (/usr/bin/npm): each is run by the node under test. */
 function npmOf(node: string): string {
   const own = join(dirname(node), 'npm');
@@ -71,6 +89,13 @@ beforeAll(async () => {
   expect(packed).toMatchObject({ code: 0 });
   tarball = join(work, packed.stdout.trim().split('\n').pop()!);
   expect(tarball).toMatch(/vanish-notes-cli-[0-9.]+\.tgz$/);
+  // The CLI's one dependency (tus-js-client, DECISIONS 14) and its own, packed from this checkout: the install
+  // stays offline, so that what is tested is exactly what the lockfile holds.
+  mkdirSync(join(work, 'deps'));
+  for (const location of dependencyClosure('node_modules/tus-js-client')) {
+    const dep = await run(process.execPath, [runtimes[1]!.npmCli, 'pack', '--ignore-scripts', '--pack-destination', join(work, 'deps'), join(ROOT, location)], { cwd: work });
+    expect(dep).toMatchObject({ code: 0 });
+  }
 
   hooks = createServer((req, res) => {
     let body = '';
@@ -119,13 +144,15 @@ describe.each(runtimes)('the CLI installed from its tarball with $name', (runtim
   beforeAll(async () => {
     prefix = join(work, runtime.node === NODE_20 ? 'node20' : 'node-current');
     mkdirSync(prefix);
-    const installed = await run(runtime.node, [runtime.npmCli, 'install', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball], {
+    const deps = readdirSync(join(work, 'deps')).map((name) => join(work, 'deps', name));
+    const installed = await run(runtime.node, [runtime.npmCli, 'install', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball, ...deps], {
       cwd: work, env: cleanEnv({ PATH: `${dirname(runtime.node)}:${process.env.PATH}`, npm_config_cache: join(work, `cache-${dirname(runtime.node).length}`) }),
     });
     expect(installed).toMatchObject({ code: 0 });
     expect(installed.stderr).not.toMatch(/EBADENGINE|deprecated|ERR/);
-    // The package alone: nothing else was fetched or needed.
-    expect(readdirSync(join(prefix, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual(['@vanish-notes']);
+    // The package and tus-js-client's own closure: nothing else was fetched or needed.
+    const closure = dependencyClosure('node_modules/tus-js-client').map((location) => location.split('node_modules/').pop()!);
+    expect(readdirSync(join(prefix, 'node_modules')).filter((name) => !name.startsWith('.')).sort()).toEqual(['@vanish-notes', ...closure].sort());
     const which = await run('sh', ['-c', 'node --version'], { env: cleanEnv({ PATH: `${dirname(runtime.node)}:${process.env.PATH}` }) });
     expect(which.stdout.trim()).toBe(spawnSync(runtime.node, ['--version'], { encoding: 'utf8' }).stdout.trim());
   });
@@ -208,8 +235,24 @@ describe.each(runtimes)('the CLI installed from its tarball with $name', (runtim
     await expect(vanish(['create', '--server', 'http://vanish.example'], 'x')).resolves.toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('refusing plain http://') });
   });
 
-  it('when the installed envelope is compared with what the server serves at /assets/envelope.js, then they are the same bytes', async () => {
-    const served = Buffer.from(await (await fetch(`${base}/assets/envelope.js`)).arrayBuffer());
-    expect(readFileSync(join(prefix, 'node_modules/@vanish-notes/cli/lib/envelope.js')).equals(served)).toBe(true);
+  it('when a note carries files (DECISIONS 14), then the installed vanish uploads them and writes them back byte for byte with --out', async () => {
+    const dir = mkdtempSync(join(work, 'files-'));
+    const original = randomBytes(200_000);
+    writeFileSync(join(dir, 'data.bin'), original);
+    writeFileSync(join(dir, 'empty'), '');
+    const created = await vanish(['create', '--server', base, '--attach', join(dir, 'data.bin'), '--attach', join(dir, 'empty')], 'with two files');
+    expect(created.code).toBe(0);
+    const out = join(dir, 'out');
+    const opened = await vanish(['open', '--out', out, created.stdout.trim()]);
+    expect(opened).toMatchObject({ code: 0, stdout: 'with two files' });
+    expect(readFileSync(join(out, 'data.bin')).equals(original)).toBe(true);
+    expect(readFileSync(join(out, 'empty')).length).toBe(0);
+  });
+
+  it('when the installed envelope and file format are compared with what the server serves at /assets/, then they are the same bytes', async () => {
+    for (const name of ['envelope.js', 'file-stream.js']) {
+      const served = Buffer.from(await (await fetch(`${base}/assets/${name}`)).arrayBuffer());
+      expect(readFileSync(join(prefix, `node_modules/@vanish-notes/cli/lib/${name}`)).equals(served)).toBe(true);
+    }
   });
 });

@@ -5,6 +5,8 @@
  */
 const { readFileSync } = require('node:fs');
 const envelope = require('./envelope');
+const fileStream = require('./file-stream');
+const { attachments, checkedUploads, uploadAll } = require('./files');
 const { Refusal, UsageError, shown } = require('./errors');
 const { bodyText, send } = require('./http');
 const { checkedCreation, serverOrigin } = require('./links');
@@ -29,9 +31,11 @@ function expiryType(type, views, expires) {
   return expires !== undefined ? 'time' : 'view';
 }
 
-async function readContent(file, stdin) {
+async function readContent(file, stdin, withFiles) {
   try {
     if (file !== undefined) return readFileSync(file, 'utf8');
+    // With files the text is optional: it is read from standard input only when that is not a terminal.
+    if (withFiles && stdin.isTTY) return '';
     if (stdin.isTTY) process.stderr.write('Type the note, then press Ctrl-D on a line of its own (or give --file PATH):\n');
     const chunks = [];
     for await (const chunk of stdin) chunks.push(chunk);
@@ -89,13 +93,22 @@ function notices(answer, checked) {
 async function create(options, io) {
   const fields = creationFields(options);
   const origin = serverOrigin(options.server ?? io.env.VANISH_URL ?? DEFAULT_SERVER);
-  const text = await readContent(options.file, io.stdin);
-  if (text.trim() === '') throw new UsageError('the note is empty');
+  const files = attachments(options.attach ?? []);
+  const text = await readContent(options.file, io.stdin, files.length > 0);
+  if (text.trim() === '' && files.length === 0) throw new UsageError('the note is empty');
   if ([...text].length > CONTENT_MAX_CODE_POINTS) throw new UsageError(`the note is longer than ${CONTENT_MAX_CODE_POINTS} characters`);
   const passcode = await creationPasscode({ file: options['passcode-file'], ask: options['ask-passcode'] === true, env: io.env });
 
   const key = envelope.newKey();
-  const body = { client_encrypted: true, content: await envelope.seal(text, key), key_check: await envelope.keyCheck(key), ...fields };
+  let content;
+  try {
+    // DECISIONS 14: with files, the envelope carries the manifest (names, sizes, nonces) and the text, if any.
+    content = files.length > 0 ? await fileStream.sealManifest(text.trim() === '' ? '' : text, files.map((file) => file.entry), key) : await envelope.seal(text, key);
+  } catch (err) {
+    throw new UsageError(err.message);
+  }
+  const body = { client_encrypted: true, content, key_check: await envelope.keyCheck(key), ...fields };
+  if (files.length > 0) body.files = files.map((file) => ({ size: fileStream.sealedSize(file.entry.size) }));
   if (passcode !== null) body.passcode = passcode;
 
   const response = await send(`${origin}/api/create.php`, {
@@ -116,6 +129,11 @@ async function create(options, io) {
     throw new Refusal(`the server refused the note: ${reason}`);
   }
   const checked = checkedCreation(answer, origin);
+  if (files.length > 0) {
+    // The note is readable once every file is uploaded: the link is printed only then.
+    const urls = checkedUploads(answer, origin, body.files.map((file) => file.size));
+    await uploadAll(files, key, urls, io.stderr);
+  }
   const link = `${checked.url}#${key}`;
   // DECISIONS 16: the CLI's receipt wallet (vanish receipts list/export). Keeping it never fails the note.
   if (checked.receiptUrl) {
@@ -127,7 +145,9 @@ async function create(options, io) {
   }
   if (options.json) {
     const receipt = checked.receiptUrl ? { receipt_url: checked.receiptUrl } : {};
-    io.stdout.write(`${JSON.stringify({ ...answer, url: checked.url, ...receipt, link, key })}\n`);
+    // The upload addresses are bearer secrets of no further use: they are not printed.
+    const { uploads: _uploads, ...printed } = answer;
+    io.stdout.write(`${JSON.stringify({ ...printed, url: checked.url, ...receipt, link, key })}\n`);
   } else {
     // The link alone on stdout, so that `vanish create | pbcopy` or `link=$(vanish create)` never carries the
     // receipt along with it; what is for the writer only goes to the terminal on stderr.

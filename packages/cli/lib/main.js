@@ -15,13 +15,17 @@ const USAGE = `Usage: vanish create [options] [< file]
 
 vanish create seals a note on this machine and prints its link; the key is the part after #, which the
 server never receives. It also prints the receipt link (on stderr): keep it, do not share it.
-vanish open reads a note through the server's own note page, opens it on this machine, and prints its text.
+vanish open reads a note through the server's own note page, opens it on this machine, and prints its text;
+the files of a note with files are downloaded, opened as they arrive and written to the --out directory.
 The key never leaves this machine. A note may be readable only once: the second time, nothing is printed.
 vanish receipts checkin tells the server "I am still here" for a note held by a dead-man's switch
 (release_after_silence_hours): it stays closed until that many hours from now.
 
 create options:
-  -f, --file PATH          read the note from PATH (default: standard input)
+  -f, --file PATH          read the note's text from PATH (default: standard input)
+  -a, --attach PATH        attach the file at PATH (repeat for several): sealed here and uploaded, resumably;
+                           with files the text is optional (read from --file, or from standard input unless
+                           that is a terminal)
   -v, --views N            views allowed, 1-100 (default 1)
   -e, --expires HOURS      hours until it expires, 1-8760 (default 24 when it expires by time)
   -t, --type TYPE          view, time or both (default: from --views and --expires; view when neither)
@@ -45,7 +49,11 @@ exactly those of a release this vanish knows (the one it was packed with, or --m
 file that differs.
 
 open options:
-  -o, --out PATH           write the text to PATH (a new file, mode 600) instead of standard output
+  -o, --out PATH           write the text to PATH (a new file, mode 600) instead of standard output; for a note
+                           with files, PATH is a directory (made if missing): each file is written there under
+                           its own name (made safe), the text goes to standard output
+      --force              let files of the note replace files of the same name in the --out directory
+                           (otherwise they are written as "name (2).ext")
       --passcode-file PATH read the note's passcode from PATH (asked on the terminal otherwise)
 
 receipts options:
@@ -68,6 +76,8 @@ Exit status: 0 done, 1 refused by the server or by vanish (the reason is printed
 
 const OPTIONS = {
   file: { type: 'string', short: 'f' },
+  attach: { type: 'string', short: 'a', multiple: true },
+  force: { type: 'boolean' },
   views: { type: 'string', short: 'v' },
   expires: { type: 'string', short: 'e' },
   type: { type: 'string', short: 't' },
@@ -89,9 +99,9 @@ const OPTIONS = {
   version: { type: 'boolean' },
 };
 const COMMAND_OPTIONS = {
-  create: ['file', 'views', 'expires', 'type', 'ask-passcode', 'passcode-file', 'notify', 'send-link', 'webhook', 'server', 'json',
+  create: ['file', 'attach', 'views', 'expires', 'type', 'ask-passcode', 'passcode-file', 'notify', 'send-link', 'webhook', 'server', 'json',
     'shrink-after-first-view', 'available-from', 'release-after-silence'],
-  open: ['out', 'passcode-file'],
+  open: ['out', 'force', 'passcode-file'],
   receipts: ['out', 'keys'],
   'verify-site': ['manifest'],
 };

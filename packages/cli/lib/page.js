@@ -64,7 +64,9 @@ function revealForm(html) {
     const fields = new Map(startTags(body, 'input').filter((input) => input.attrs.name !== undefined).map((input) => [input.attrs.name, input.attrs.value ?? '']));
     const token = fields.get('form_token');
     if (!token) continue;
-    return { formToken: token, takesKeyCheck: fields.has('key_check'), takesPasscode: fields.has('passcode') };
+    // DECISIONS 14: a note with files says how many on its reveal form, so that nothing is consumed without --out.
+    const files = /^\d{1,4}$/.test(form.attrs['data-files'] ?? '') ? Number(form.attrs['data-files']) : 0;
+    return { formToken: token, takesKeyCheck: fields.has('key_check'), takesPasscode: fields.has('passcode'), files };
   }
   return null;
 }
@@ -75,6 +77,27 @@ function revealedNote(html) {
   if (!element) return null;
   if (element.attrs['data-envelope'] !== undefined) return { envelope: element.attrs['data-envelope'] };
   return { text: decodeEntities(element.inner) };
+}
+
+/**
+ * The revealed page's download addresses (DECISIONS 14), in the manifest's order:
+ * `<ol id="vanish-files" data-count="N"><li data-download="URL" data-size="BYTES"></li>…</ol>`. Null when absent.
+ */
+function fileDownloads(html) {
+  const list = elementById(html, 'vanish-files');
+  if (!list) return null;
+  const items = startTags(list.inner, 'li').map((item) => ({
+    url: item.attrs['data-download'] ?? '',
+    size: /^\d{1,16}$/.test(item.attrs['data-size'] ?? '') ? Number(item.attrs['data-size']) : null,
+  }));
+  const count = list.attrs['data-count'];
+  if (count !== undefined && Number(count) !== items.length) return items.slice(0, 0);
+  return items;
+}
+
+/** Whether the note page says that the note's files are still being uploaded (it cannot be read yet). */
+function uploadIncomplete(html) {
+  return elementById(html, 'upload-pending') !== null || elementById(html, 'upload-incomplete') !== null;
 }
 
 /** What the page says went wrong (#reveal-error), or null. */
@@ -89,4 +112,4 @@ function notOpenYet(html) {
   return element ? textOf(element.inner) : null;
 }
 
-module.exports = { decodeEntities, attributes, revealForm, revealedNote, pageError, notOpenYet };
+module.exports = { decodeEntities, attributes, revealForm, revealedNote, fileDownloads, uploadIncomplete, pageError, notOpenYet };

@@ -1,22 +1,35 @@
 'use strict';
 /*
- * Run by `npm pack` and `npm publish` (prepack): the package ships lib/envelope.js, which must be byte for byte
- * the web page's envelope (packages/envelope/envelope.js, served as /assets/envelope.js). A copy that drifted
- * would seal notes the pages cannot open, or the other way round: then nothing is packed.
+ * Run by `npm pack` and `npm publish` (prepack): the package ships lib/envelope.js and lib/file-stream.js, which
+ * must be byte for byte the web page's files (packages/envelope/envelope.js and file-stream.js, served as
+ * /assets/envelope.js and /assets/file-stream.js). A copy that drifted would seal notes or files the pages cannot
+ * open, or the other way round: then nothing is packed. The shipped file-stream.js must also pass the format's
+ * published test vectors (packages/envelope/test-vectors/file-stream.json, docs/file-format.md).
  */
 const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const shipped = join(__dirname, '..', 'lib', 'envelope.js');
-const source = join(__dirname, '..', '..', 'envelope', 'envelope.js');
-let pages;
-try {
-  pages = readFileSync(source);
-} catch (err) {
-  console.error(`check-envelope: cannot read ${source} (${err.code}): pack the CLI from the vanish repository`);
-  process.exit(1);
+const source = join(__dirname, '..', '..', 'envelope');
+for (const name of ['envelope.js', 'file-stream.js']) {
+  const shipped = join(__dirname, '..', 'lib', name);
+  let pages;
+  try {
+    pages = readFileSync(join(source, name));
+  } catch (err) {
+    console.error(`check-envelope: cannot read ${join(source, name)} (${err.code}): pack the CLI from the vanish repository`);
+    process.exit(1);
+  }
+  if (!readFileSync(shipped).equals(pages)) {
+    console.error(`check-envelope: ${shipped} differs from ${join(source, name)}. Copy it: cp packages/envelope/${name} packages/cli/lib/${name}`);
+    process.exit(1);
+  }
 }
-if (!readFileSync(shipped).equals(pages)) {
-  console.error(`check-envelope: ${shipped} differs from ${source}. Copy it: cp packages/envelope/envelope.js packages/cli/lib/envelope.js`);
+
+const verify = require(join(source, 'test-vectors', 'verify.js'));
+const vectors = JSON.parse(readFileSync(join(source, 'test-vectors', 'file-stream.json'), 'utf8'));
+verify(vectors, require(join(__dirname, '..', 'lib', 'file-stream.js'))).then((checks) => {
+  console.error(`check-envelope: lib/file-stream.js passes the ${checks} checks of the format's test vectors`);
+}, (err) => {
+  console.error(`check-envelope: lib/file-stream.js fails the format's test vectors: ${err.message}`);
   process.exit(1);
-}
+});

@@ -21,9 +21,11 @@ const passcodes = require('../lib/passcode') as {
   readingPasscode(o: { file?: string; env: Record<string, string | undefined> }): Promise<string>;
 };
 const page = require('../lib/page') as {
-  revealForm(html: string): { formToken: string; takesKeyCheck: boolean; takesPasscode: boolean } | null;
+  revealForm(html: string): { formToken: string; takesKeyCheck: boolean; takesPasscode: boolean; files: number } | null;
   revealedNote(html: string): { envelope?: string; text?: string } | null;
   pageError(html: string): string | null;
+  fileDownloads(html: string): Array<{ url: string; size: number | null }> | null;
+  uploadIncomplete(html: string): boolean;
 };
 const { forTerminal } = require('../lib/open') as { forTerminal(text: string): { safe: string; changed: boolean } };
 const receiptsLib = require('../lib/receipts') as { receiptsFile(env: Record<string, string>): string; stateOf(receipt: Record<string, unknown>): string };
@@ -224,8 +226,9 @@ describe('what vanish open reads of the pages', () => {
     const html = `<form method="get" data-settings><input name="lang" value="en"></form>
       <form data-client-encrypted method="POST"><input value="tok&amp;en.sig" type="hidden" name="form_token">
       <input type=hidden name='key_check' value=""><label>Passcode</label><input id="passcode" name="passcode" type="password"></form>`;
-    expect(page.revealForm(html)).toEqual({ formToken: 'tok&en.sig', takesKeyCheck: true, takesPasscode: true });
-    expect(page.revealForm('<form method="post"><input type="hidden" name="form_token" value="t"><button>Show</button></form>')).toEqual({ formToken: 't', takesKeyCheck: false, takesPasscode: false });
+    expect(page.revealForm(html)).toEqual({ formToken: 'tok&en.sig', takesKeyCheck: true, takesPasscode: true, files: 0 });
+    expect(page.revealForm('<form method="post"><input type="hidden" name="form_token" value="t"><button>Show</button></form>')).toEqual({ formToken: 't', takesKeyCheck: false, takesPasscode: false, files: 0 });
+    expect(page.revealForm('<form method="post" data-files="3"><input type="hidden" name="form_token" value="t"></form>')).toMatchObject({ files: 3 });
     expect(page.revealForm('<p>no form</p>')).toBeNull();
   });
 
@@ -233,6 +236,14 @@ describe('what vanish open reads of the pages', () => {
     expect(page.revealedNote('<pre class="content" id="note-content" dir="auto" data-envelope="vz1.abc.def" data-no-key="x">Opening…</pre>')).toEqual({ envelope: 'vz1.abc.def' });
     expect(page.revealedNote('<pre id="note-content" class="content">&lt;b&gt; &amp;amp; &quot;q&quot; &#39;s&#39; &#96;\n  line</pre>')).toEqual({ text: '<b> &amp; "q" \'s\' `\n  line' });
     expect(page.revealedNote('<pre>nothing</pre>')).toBeNull();
+  });
+
+  it('when the revealed page lists files (DECISIONS 14), then their download addresses and sizes are read in order', () => {
+    const html = '<ol id="vanish-files" data-count="2"><li data-download="https://v.example/files/d/aaa" data-size="30"></li>\n<li data-size="16" data-download=\'https://v.example/files/d/bbb\'></li></ol>';
+    expect(page.fileDownloads(html)).toEqual([{ url: 'https://v.example/files/d/aaa', size: 30 }, { url: 'https://v.example/files/d/bbb', size: 16 }]);
+    expect(page.fileDownloads('<ol id="vanish-files" data-count="3"><li data-download="x" data-size="1"></li></ol>')).toEqual([]);
+    expect(page.fileDownloads('<p>no files</p>')).toBeNull();
+    expect(page.uploadIncomplete('<p id="upload-incomplete">still uploading</p>')).toBe(true);
   });
 
   it('when the page says what went wrong, then that sentence is read', () => {
@@ -253,10 +264,14 @@ describe('the envelope the package ships', () => {
     expect(readFileSync(join(ROOT, 'packages/cli/lib/envelope.js')).equals(readFileSync(join(ROOT, 'packages/envelope/envelope.js')))).toBe(true);
   });
 
-  it('has no dependency, so that it installs from its tarball alone, on Node 20 and later', () => {
+  it('ships the file format byte for byte as the web page does (packages/envelope/file-stream.js, served as /assets/file-stream.js)', () => {
+    expect(readFileSync(join(ROOT, 'packages/cli/lib/file-stream.js')).equals(readFileSync(join(ROOT, 'packages/envelope/file-stream.js')))).toBe(true);
+  });
+
+  it('has one dependency, the tus project\'s own client for resumable uploads (DECISIONS 14), on Node 20 and later', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest).toMatchObject({ name: '@vanish-notes/cli', bin: { vanish: 'bin/vanish.js' }, engines: { node: '>=20' } });
-    expect(manifest.dependencies).toBeUndefined();
+    expect(Object.keys(manifest.dependencies as object)).toEqual(['tus-js-client']);
     expect(manifest.peerDependencies).toBeUndefined();
   });
 });

@@ -10,6 +10,8 @@ export interface FaultProxyOptions {
 export interface FaultProxy {
   /** The port the proxy listens on (stays the same across cut/restore). */
   port: number;
+  /** Bytes received from clients so far (to cut an upload at a given point). */
+  readonly bytesFromClients: number;
   /** Destroy every open connection (RST) and refuse new ones (ECONNREFUSED) until restore(). */
   cut(): void;
   /** Forward again: listen again after a cut, resume held connections after a stall. */
@@ -49,6 +51,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   let server: net.Server;
   let port = options.listenPort ?? 0;
   let listening: Promise<void> = Promise.resolve();
+  let fromClients = 0;
 
   const drop = (link: Link): void => {
     links.delete(link);
@@ -89,6 +92,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     links.add(link);
     client.on('error', () => drop(link));
     client.on('close', () => drop(link));
+    client.on('data', (chunk: Buffer) => { fromClients += chunk.length; });
     if (mode === 'stall') {
       client.pause();
       return;
@@ -121,6 +125,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const proxy: FaultProxy = {
     get port() {
       return port;
+    },
+    get bytesFromClients() {
+      return fromClients;
     },
     cut() {
       if (mode === 'closed') return;

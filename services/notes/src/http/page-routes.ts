@@ -7,6 +7,7 @@ import {
 import { validateCreateNote } from '../domain/create-note-validator';
 import type { NotesApi } from '../domain/notes';
 import type { RequestAccess } from '../domain/note-webhooks';
+import { PayloadTooLargeError } from '../files/errors';
 import { creatorMark } from '../receipts/creator-mark';
 import type { FormTokens } from './form-tokens';
 import { PAGE_ASSETS } from './pages/assets';
@@ -93,7 +94,10 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   router.use(pageSettings(deps.publicBaseUrl));
 
   for (const asset of PAGE_ASSETS) {
-    router.get(asset.path, routeName(asset.path), (_req, res) => { res.type(asset.type).send(asset.body); });
+    router.get(asset.path, routeName(asset.path), (_req, res) => {
+      if (asset.cacheControl) res.setHeader('Cache-Control', asset.cacheControl);
+      res.type(asset.type).send(asset.body);
+    });
   }
 
   router.get('/', routeName('/'), (req, res) => {
@@ -127,11 +131,12 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
       }
       send(res, 200, createdPage(ctx, created, qr, input.keyCheck !== null && input.keyCheck !== undefined));
     } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
+      // DECISIONS 14: files over FILE_MAX_BYTES are refused as the API refuses them (413), on the form.
+      if (!(err instanceof ValidationError) && !(err instanceof PayloadTooLargeError)) throw err;
       // The envelope is never echoed back into the text box (it would be sealed again).
       const shown = sealedInBrowser ? { ...values, content: undefined } : values;
       const parameter = err.parameter ?? null;
-      send(res, 400, createPage({ ...ctx, switcher: true }, deps.formTokens.issue('create'), presets, shown, { parameter, message: formErrorMessage(ctx.t, parameter) }, sealedInBrowser, retentionDays));
+      send(res, err instanceof PayloadTooLargeError ? 413 : 400, createPage({ ...ctx, switcher: true }, deps.formTokens.issue('create'), presets, shown, { parameter, message: formErrorMessage(ctx.t, parameter) }, sealedInBrowser, retentionDays));
     }
   });
 
@@ -280,7 +285,7 @@ export function sameOriginOrThrow(req: Request, allowedOrigin: string, options: 
 function formFields(body: unknown): Record<string, string | undefined> {
   const source = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   const out: Record<string, string | undefined> = {};
-  for (const name of [...FORM_FIELDS, 'form_token', 'key_check', 'client_encrypted']) {
+  for (const name of [...FORM_FIELDS, 'form_token', 'key_check', 'client_encrypted', 'files']) {
     const value = Object.prototype.hasOwnProperty.call(source, name) ? source[name] : undefined;
     out[name] = typeof value === 'string' ? value : undefined;
   }
@@ -295,6 +300,15 @@ function formToRequest(fields: Record<string, string | undefined>): Record<strin
   // DECISIONS 13: the page's script sends client_encrypted=true with an envelope; any other value is not the flag.
   if (fields.client_encrypted === 'true') request.client_encrypted = true;
   else delete request.client_encrypted;
+  // DECISIONS 14: the page's script sends the files' sealed sizes as JSON text; the validator checks the shape.
+  if (fields.files === undefined || fields.files === '') delete request.files;
+  else {
+    try {
+      request.files = JSON.parse(fields.files) as unknown;
+    } catch {
+      request.files = fields.files;
+    }
+  }
   for (const name of ['expiry_time', 'max_views', 'shrink_after_first_view_minutes', 'release_after_silence_hours']) {
     const value = fields[name];
     if (value === undefined || value.trim() === '') delete request[name];

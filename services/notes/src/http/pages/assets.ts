@@ -61,6 +61,14 @@ table.wallet th, table.wallet td { text-align: start; padding: .4rem .25rem; bor
 table.wallet button { margin: 0 0 .25rem; padding: .25rem .6rem; min-block-size: 2rem; }
 table.wallet a { display: inline-block; padding-block: .5rem; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; }
+.dropzone { border: 2px dashed var(--border); border-radius: .5rem; padding: .75rem; }
+.dropzone.dragging { border-color: var(--accent); background: var(--card); }
+ul.files { list-style: none; padding: 0; margin: .5rem 0 0; }
+ul.files li { display: flex; flex-wrap: wrap; align-items: center; gap: .25rem 1rem; padding: .25rem 0; border-block-end: 1px solid var(--border); }
+ul.files li .name { font-weight: 600; overflow-wrap: anywhere; }
+ul.files li .size { color: var(--muted); font-size: .875rem; }
+ul.files li button { margin-block-start: 0; }
+progress { inline-size: 100%; }
 `;
 
 // Progressive enhancement only: every page works without it.
@@ -201,10 +209,152 @@ export const APP_JS = `
   // The create page posts with fetch, so that a refusal (a limit, an expired form, a network error) leaves
   // the page and its text as they are. It seals the text here when it can (a secure context with WebCrypto);
   // otherwise it sends the text and the created page says that the server encrypted it.
+  // DECISIONS 14: files are sealed here (file-stream.js) and sent with tus (tus.js), one 8 MiB request at a
+  // time, each resumed where the server says it stopped. Only where this browser can seal them.
+  var files = window.vanishFileStream;
+  var canAttach = Boolean(canSeal && files && window.tus && window.tus.isSupported && window.TransformStream && window.Blob);
+  var UPLOAD_CHUNK_BYTES = 8 * 1024 * 1024;
+  var RETRY_DELAYS_MS = [0, 1000, 3000, 5000, 10000, 20000, 30000, 60000];
+  var attached = [];
+
+  var humanSize = function (bytes) {
+    var units = ['byte', 'kilobyte', 'megabyte', 'gigabyte'];
+    var value = bytes;
+    var unit = 0;
+    while (value >= 1000 && unit < units.length - 1) { value /= 1000; unit += 1; }
+    return new Intl.NumberFormat(document.documentElement.lang || undefined, { style: 'unit', unit: units[unit], unitDisplay: 'short', maximumFractionDigits: unit === 0 ? 0 : 1 }).format(value);
+  };
+
+  // A name of at most 255 bytes of UTF-8 (the format's limit), cut in its middle so that the extension stays.
+  var shortName = function (name) {
+    var chars = Array.from(name || 'file');
+    while (new TextEncoder().encode(chars.join('')).length > 255) chars.splice(Math.floor(chars.length / 2), 1);
+    return chars.join('');
+  };
+
+  var fileField = function (form) {
+    var field = byId('files-field');
+    if (!field || !canAttach) return;
+    byId('files-unavailable').hidden = true;
+    field.hidden = false;
+    var input = byId('files-input');
+    var list = byId('files-list');
+    var drop = byId('files-drop');
+    var render = function () {
+      list.textContent = '';
+      attached.forEach(function (file, i) {
+        var item = document.createElement('li');
+        var name = document.createElement('span');
+        name.className = 'name';
+        name.textContent = file.name;
+        var size = document.createElement('span');
+        size.className = 'size';
+        size.textContent = humanSize(file.size);
+        var remove = document.createElement('button');
+        remove.type = 'button';
+        remove.className = 'secondary';
+        remove.textContent = list.getAttribute('data-remove');
+        remove.setAttribute('aria-label', list.getAttribute('data-remove') + ': ' + file.name);
+        remove.addEventListener('click', function () { attached.splice(i, 1); render(); });
+        item.appendChild(name);
+        item.appendChild(size);
+        item.appendChild(remove);
+        list.appendChild(item);
+      });
+      form.elements.content.required = attached.length === 0;
+    };
+    var add = function (chosen) {
+      Array.prototype.forEach.call(chosen || [], function (file) { attached.push(file); });
+      render();
+    };
+    input.addEventListener('change', function () { add(input.files); input.value = ''; });
+    ['dragenter', 'dragover'].forEach(function (type) {
+      drop.addEventListener(type, function (event) { event.preventDefault(); drop.classList.add('dragging'); });
+    });
+    ['dragleave', 'drop'].forEach(function (type) {
+      drop.addEventListener(type, function () { drop.classList.remove('dragging'); });
+    });
+    drop.addEventListener('drop', function (event) {
+      event.preventDefault();
+      if (event.dataTransfer) add(event.dataTransfer.files);
+    });
+    render();
+  };
+
+  // tus-js-client's source for one file: any range of its sealed stream, sealed from the file's bytes as they are
+  // read (the same key and nonce always give the same bytes, so a resumed range is the one that was lost).
+  var sealedSource = function (file, entry, aesKey) {
+    return {
+      openFile: function () {
+        var total = files.sealedSize(entry.size);
+        var readPlain = function (offset, length) {
+          return file.slice(offset, offset + length).arrayBuffer().then(function (buffer) { return new Uint8Array(buffer); });
+        };
+        return Promise.resolve({
+          size: total,
+          slice: function (start, end) {
+            var stop = Math.min(end, total);
+            var parts = [];
+            var range = files.sealRange(aesKey, entry.size, start, stop, readPlain);
+            var step = function () {
+              return range.next().then(function (next) {
+                if (next.done) return { value: new Blob(parts), done: stop >= total };
+                parts.push(next.value);
+                return step();
+              });
+            };
+            return step();
+          },
+          close: function () {},
+        });
+      },
+    };
+  };
+
+  var uploadFile = function (file, entry, key, url, progress) {
+    return files.fileKey(key, entry.nonce).then(function (aesKey) {
+      return new Promise(function (resolve, reject) {
+        new window.tus.Upload(file, {
+          uploadUrl: url,
+          uploadSize: files.sealedSize(entry.size),
+          fileReader: sealedSource(file, entry, aesKey),
+          chunkSize: UPLOAD_CHUNK_BYTES,
+          retryDelays: RETRY_DELAYS_MS,
+          // The upload address is a bearer secret: it is never written to the browser's storage.
+          storeFingerprintForResuming: false,
+          removeFingerprintOnSuccess: true,
+          onProgress: progress,
+          onError: reject,
+          onSuccess: resolve,
+        }).start();
+      });
+    });
+  };
+
+  var uploadAll = function (doc, chosen, entries, key) {
+    var items = doc.querySelectorAll('#vanish-uploads li[data-upload]');
+    if (items.length !== chosen.length) return Promise.reject(new Error('the server answered ' + items.length + ' upload addresses'));
+    var box = byId('upload-progress');
+    var status = byId('upload-status');
+    var bar = byId('upload-bar');
+    var total = entries.reduce(function (sum, entry) { return sum + files.sealedSize(entry.size); }, 0);
+    var before = 0;
+    box.hidden = false;
+    return chosen.reduce(function (ready, file, i) {
+      return ready.then(function () {
+        status.textContent = box.getAttribute('data-uploading').replace('%s', file.name);
+        return uploadFile(file, entries[i], key, items[i].getAttribute('data-upload'), function (sent) {
+          bar.value = total === 0 ? 100 : Math.floor(((before + sent) / total) * 100);
+        }).then(function () { before += files.sealedSize(entries[i].size); });
+      });
+    }, Promise.resolve()).then(function () { box.hidden = true; }, function (error) { box.hidden = true; throw error; });
+  };
+
   var createForm = function () {
     var form = document.querySelector('form[data-create]');
     if (!form) return;
     if (canSeal) byId('sealing-hint').hidden = false;
+    fileField(form);
     var textBox = form.elements.content;
     var problem = byId('create-refused');
     var busy = false;
@@ -254,21 +404,37 @@ export const APP_JS = `
       var body = new URLSearchParams();
       new FormData(form).forEach(function (value, name) { if (name !== 'content') body.append(name, value); });
       var key = canSeal ? envelope.newKey() : null;
-      var sealed = key ? Promise.all([envelope.seal(text, key), envelope.keyCheck(key)]) : Promise.resolve(null);
+      var chosen = canAttach ? attached.slice() : [];
+      // DECISIONS 14: with files, the envelope carries the manifest (names, sizes, nonces) and the text, if any.
+      var entries = chosen.map(function (file) { return files.newFileEntry(shortName(file.name), (file.type || '').slice(0, 255), file.size); });
+      var sealedText = !key ? null : entries.length > 0 ? files.sealManifest(text.trim() === '' ? '' : text, entries, key) : envelope.seal(text, key);
+      var sealed = key ? Promise.all([sealedText, envelope.keyCheck(key)]) : Promise.resolve(null);
       sealed.then(function (parts) {
         // Sealed: the text box is never sent; only the envelope and the proof of its key are.
         if (parts) {
-          body.append('content', text.trim() === '' ? '' : parts[0]);
+          body.append('content', text.trim() === '' && entries.length === 0 ? '' : parts[0]);
           body.append('client_encrypted', 'true');
           body.append('key_check', parts[1]);
+          if (entries.length > 0) body.append('files', JSON.stringify(entries.map(function (entry) { return { size: files.sealedSize(entry.size) }; })));
         } else {
           body.append('content', text);
         }
         return fetch(form.action, { method: 'POST', body: body, credentials: 'same-origin', headers: { Accept: 'text/html' } });
       }).then(function (res) {
         var page = (res.headers.get('content-type') || '').indexOf('text/html') === 0;
+        if (res.status === 200 && page && entries.length > 0) {
+          // The note is readable once every file is uploaded: the link is shown only then.
+          return res.text().then(function (html) {
+            var doc = new DOMParser().parseFromString(html, 'text/html');
+            if (doc.querySelector('form[data-create]')) { show(html, null, text); return; }
+            return uploadAll(doc, chosen, entries, key).then(function () {
+              attached.length = 0;
+              show(html, key, text);
+            }, function () { refuse('upload'); });
+          });
+        }
         if (res.status === 200 && page) return res.text().then(function (html) { show(html, key, text); });
-        if (res.status === 400 && page) {
+        if ((res.status === 400 || res.status === 413) && page) {
           return res.text().then(function (html) {
             if (html.indexOf('data-create') >= 0) show(html, null, text);
             else refuse('other');
@@ -289,9 +455,200 @@ export const APP_JS = `
     };
     var openKey = validKey(location.hash.replace(/^#/, ''));
     // The messages come translated from the page (issue 20), never from this script.
-    if (!openKey) shown(sealedText.getAttribute('data-no-key'), false);
-    else envelope.open(sealedText.getAttribute('data-envelope'), openKey).then(function (text) { shown(text, true); }, function () {
+    if (!openKey) { shown(sealedText.getAttribute('data-no-key'), false); return; }
+    var opening = files ? files.openNote(sealedText.getAttribute('data-envelope'), openKey)
+      : envelope.open(sealedText.getAttribute('data-envelope'), openKey).then(function (text) { return { text: text, files: null }; });
+    opening.then(function (note) {
+      shown(note.text, true);
+      if (note.files) {
+        if (note.text === '') sealedText.hidden = true;
+        openedFiles(note.files, openKey);
+      }
+    }, function () {
       shown(sealedText.getAttribute('data-wrong-key'), false);
+    });
+  };
+
+  // DECISIONS 14: the revealed note's files, listed from its manifest (only this browser knows the names). Each
+  // downloads as it is asked for (resumed with Range when the connection breaks), opens as it streams, and goes to
+  // disk through the download service worker where the browser allows it; elsewhere it is held in memory until
+  // complete (docs/security.md).
+  var downloadWorker = null;
+  var workerFor = function () {
+    if (downloadWorker) return downloadWorker;
+    if (!('serviceWorker' in navigator) || !window.isSecureContext || !window.MessageChannel) return (downloadWorker = Promise.resolve(null));
+    downloadWorker = navigator.serviceWorker.register('/assets/download-sw.js', { scope: '/assets/dl/' }).then(function (registration) {
+      var worker = registration.active || registration.waiting || registration.installing;
+      if (!worker) return null;
+      if (worker.state === 'activated') return worker;
+      return new Promise(function (resolve) {
+        worker.addEventListener('statechange', function () {
+          if (worker.state === 'activated') resolve(worker);
+          if (worker.state === 'redundant') resolve(null);
+        });
+      });
+    }).catch(function () { return null; });
+    return downloadWorker;
+  };
+
+  // The sealed bytes of one download as a stream; a broken connection resumes from the bytes received.
+  var sealedDownload = function (url, total) {
+    var received = 0;
+    var tries = 0;
+    var reader = null;
+    var fetchFrom = function () {
+      var headers = received > 0 ? { Range: 'bytes=' + received + '-' } : {};
+      return fetch(url, { headers: headers, credentials: 'same-origin', cache: 'no-store', redirect: 'error' }).then(function (res) {
+        if (res.status !== (received > 0 ? 206 : 200)) {
+          var refused = new Error('HTTP ' + res.status);
+          refused.final = true;
+          throw refused;
+        }
+        reader = res.body.getReader();
+      });
+    };
+    return new ReadableStream({
+      pull: function (controller) {
+        var step = function () {
+          var at = received;
+          return (reader ? Promise.resolve() : fetchFrom()).then(function () { return reader.read(); }).then(function (next) {
+            if (!next.done) {
+              received += next.value.length;
+              controller.enqueue(next.value);
+              return;
+            }
+            reader = null;
+            if (received >= total) { controller.close(); return; }
+            if (received === at) tries += 1;
+            if (tries > 5) throw new Error('the download stops at byte ' + received);
+            return step();
+          }, function (error) {
+            reader = null;
+            tries += 1;
+            if (error.final || tries > 5) throw error;
+            return new Promise(function (resolve) { setTimeout(resolve, 1000 * tries); }).then(step);
+          });
+        };
+        return step();
+      },
+    });
+  };
+
+  var saveThroughWorker = function (worker, stream, name, size) {
+    var id = Array.from(crypto.getRandomValues(new Uint8Array(16)), function (b) { return (b < 16 ? '0' : '') + b.toString(16); }).join('');
+    var channel = new MessageChannel();
+    var reader = stream.getReader();
+    return new Promise(function (resolve, reject) {
+      channel.port1.onmessage = function (event) {
+        if (event.data === 'ready') {
+          // A navigation the worker answers as an attachment: the browser saves it, and this page stays.
+          var link = document.createElement('a');
+          link.href = '/assets/dl/' + id;
+          document.body.appendChild(link);
+          link.click();
+          link.remove();
+        } else if (event.data === 'pull') {
+          reader.read().then(function (next) {
+            if (next.done) {
+              channel.port1.postMessage({ done: true });
+              resolve();
+              return;
+            }
+            var chunk = next.value.byteOffset === 0 && next.value.byteLength === next.value.buffer.byteLength ? next.value : next.value.slice();
+            channel.port1.postMessage({ chunk: chunk }, [chunk.buffer]);
+          }, function (error) {
+            channel.port1.postMessage({ error: String(error && error.message) });
+            reject(error);
+          });
+        } else if (event.data === 'cancel') {
+          reader.cancel();
+          reject(new Error('cancelled'));
+        }
+      };
+      worker.postMessage({ type: 'vanish-download', id: id, name: name, size: size }, [channel.port2]);
+    });
+  };
+
+  var saveInMemory = function (stream, name) {
+    var chunks = [];
+    var reader = stream.getReader();
+    var step = function () {
+      return reader.read().then(function (next) {
+        if (!next.done) { chunks.push(next.value); return step(); }
+        var url = URL.createObjectURL(new Blob(chunks, { type: 'application/octet-stream' }));
+        chunks = [];
+        var link = document.createElement('a');
+        link.href = url;
+        link.download = name;
+        document.body.appendChild(link);
+        link.click();
+        link.remove();
+        setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+      });
+    };
+    return step();
+  };
+
+  var openedFiles = function (entries, key) {
+    var section = byId('files-section');
+    var offered = document.querySelectorAll('#vanish-files li[data-download]');
+    if (!section) return;
+    var server = byId('vanish-files');
+    if (server) server.hidden = true;
+    section.hidden = false;
+    var list = byId('files-opened');
+    if (offered.length !== entries.length) {
+      var missing = document.createElement('li');
+      missing.className = 'error';
+      missing.textContent = section.getAttribute('data-missing');
+      list.appendChild(missing);
+      return;
+    }
+    workerFor().then(function (worker) { byId('files-memory').hidden = Boolean(worker); });
+    entries.forEach(function (entry, i) {
+      var url = offered[i].getAttribute('data-download');
+      var item = document.createElement('li');
+      var name = document.createElement('span');
+      name.className = 'name';
+      name.textContent = entry.name;
+      name.setAttribute('dir', 'auto');
+      var size = document.createElement('span');
+      size.className = 'size';
+      size.textContent = humanSize(entry.size);
+      var button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = section.getAttribute('data-save');
+      button.setAttribute('aria-label', section.getAttribute('data-save') + ': ' + entry.name);
+      var status = document.createElement('span');
+      status.setAttribute('role', 'status');
+      var sane = Number(offered[i].getAttribute('data-size')) === files.sealedSize(entry.size);
+      button.addEventListener('click', function () {
+        button.disabled = true;
+        status.className = '';
+        status.textContent = section.getAttribute('data-saving');
+        var plain = sealedDownload(url, files.sealedSize(entry.size)).pipeThrough(files.openTransform(key, entry.nonce, entry.size));
+        workerFor().then(function (worker) {
+          return worker ? saveThroughWorker(worker, plain, entry.name, entry.size) : saveInMemory(plain, entry.name);
+        }).then(function () {
+          status.textContent = section.getAttribute('data-saved');
+          item.setAttribute('data-saved', '');
+        }, function (error) {
+          button.disabled = false;
+          status.className = 'error';
+          status.textContent = section.getAttribute('data-failed') + (error && error.code ? ' (' + error.code + ')' : '');
+          item.setAttribute('data-failed', error && error.code ? error.code : 'network');
+        });
+      });
+      if (!sane) {
+        button.disabled = true;
+        status.className = 'error';
+        status.textContent = section.getAttribute('data-missing');
+      }
+      item.appendChild(name);
+      item.appendChild(size);
+      item.appendChild(button);
+      item.appendChild(status);
+      list.appendChild(item);
     });
   };
 
@@ -360,7 +717,60 @@ export const QR_JS = bundleQrCode();
 export { WALLET_JS } from './wallet-script';
 import { WALLET_JS } from './wallet-script';
 
+/** tus-js-client's own browser build, byte for byte (it defines `window.tus`): the page's resumable uploads. */
+export const TUS_JS = readFileSync(join(dirname(require.resolve('tus-js-client/package.json')), 'dist', 'tus.min.js'), 'utf8');
+
+/**
+ * DECISIONS 14: the download service worker (scope /assets/dl/). The revealed page opens a file as it downloads
+ * and hands the plaintext to this worker a chunk at a time over a MessageChannel; the worker answers a navigation
+ * to /assets/dl/<random id> with that stream as an attachment, so the browser writes it to disk as it comes and
+ * no whole file is held in memory. It fetches nothing, and the id is random: no name or byte goes to the network.
+ */
+export const DOWNLOAD_SW_JS = `'use strict';
+var pending = new Map();
+self.addEventListener('install', function () { self.skipWaiting(); });
+self.addEventListener('activate', function (event) { event.waitUntil(self.clients.claim()); });
+self.addEventListener('message', function (event) {
+  var data = event.data;
+  var port = event.ports && event.ports[0];
+  if (!data || data.type !== 'vanish-download' || !port || !/^[0-9a-f]{32}$/.test(data.id)) return;
+  pending.set(data.id, { port: port, name: String(data.name), size: Number(data.size) });
+  port.postMessage('ready');
+});
+self.addEventListener('fetch', function (event) {
+  var match = /^\\/assets\\/dl\\/([0-9a-f]{32})$/.exec(new URL(event.request.url).pathname);
+  if (!match) return;
+  var download = pending.get(match[1]);
+  if (!download) { event.respondWith(new Response('', { status: 404 })); return; }
+  pending.delete(match[1]);
+  var port = download.port;
+  var waiting = null;
+  port.onmessage = function (message) { var answer = waiting; waiting = null; if (answer) answer(message.data); };
+  var stream = new ReadableStream({
+    pull: function (controller) {
+      return new Promise(function (resolve) { waiting = resolve; port.postMessage('pull'); }).then(function (data) {
+        if (data.error) controller.error(new Error(data.error));
+        else if (data.done) controller.close();
+        else controller.enqueue(data.chunk);
+      });
+    },
+    cancel: function () { port.postMessage('cancel'); },
+  }, { highWaterMark: 0 });
+  var encoded = encodeURIComponent(download.name).replace(/['()*]/g, function (c) { return '%' + c.charCodeAt(0).toString(16).toUpperCase(); });
+  event.respondWith(new Response(stream, { headers: {
+    'Content-Type': 'application/octet-stream',
+    'Content-Disposition': "attachment; filename*=UTF-8''" + encoded,
+    'Content-Length': String(download.size),
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-store',
+  } }));
+});
+`;
+
 export const ENVELOPE_JS = readFileSync(require.resolve('@vanish/envelope'), 'utf8');
+
+/** DECISIONS 14: the file format, the same bytes the CLI ships as lib/file-stream.js (docs/file-format.md). */
+export const FILE_STREAM_JS = readFileSync(join(dirname(require.resolve('@vanish/envelope')), 'file-stream.js'), 'utf8');
 
 function integrity(text: string): string {
   return `sha384-${createHash('sha384').update(text, 'utf8').digest('base64')}`;
@@ -371,18 +781,25 @@ export const ASSET_INTEGRITY = {
   css: integrity(APP_CSS),
   app: integrity(APP_JS),
   envelope: integrity(ENVELOPE_JS),
+  fileStream: integrity(FILE_STREAM_JS),
   qr: integrity(QR_JS),
   wallet: integrity(WALLET_JS),
+  tus: integrity(TUS_JS),
 } as const;
 
 /**
  * Every script and stylesheet a page may load, by the path it is served at: what the release manifest
  * lists (DECISIONS 17) and what the notes service serves under /assets.
  */
-export const PAGE_ASSETS: ReadonlyArray<{ path: string; type: 'css' | 'js'; body: string }> = [
+export const PAGE_ASSETS: ReadonlyArray<{ path: string; type: 'css' | 'js'; body: string; cacheControl?: string }> = [
   { path: '/assets/app.css', type: 'css', body: APP_CSS },
   { path: '/assets/app.js', type: 'js', body: APP_JS },
   { path: '/assets/envelope.js', type: 'js', body: ENVELOPE_JS },
+  { path: '/assets/file-stream.js', type: 'js', body: FILE_STREAM_JS },
   { path: '/assets/qr.js', type: 'js', body: QR_JS },
+  { path: '/assets/tus.js', type: 'js', body: TUS_JS },
   { path: '/assets/wallet.js', type: 'js', body: WALLET_JS },
+  // The download worker's scope is /assets/dl/ (under its own folder): it controls no page. A browser
+  // checks a worker's script for updates itself, so it is never served from a cache.
+  { path: '/assets/download-sw.js', type: 'js', body: DOWNLOAD_SW_JS, cacheControl: 'no-cache' },
 ];

@@ -45,8 +45,11 @@ function switcher(ctx: PageContext): Html {
 </form>`;
 }
 
-/** `qr`: the page draws a QR code in the browser (the created page, and the create page that becomes it). */
-export function layout(ctx: PageContext, title: string, body: Html, options: { qr?: boolean } = {}): string {
+/**
+ * `qr`: the page draws a QR code in the browser (the created page, and the create page that becomes it).
+ * `upload`: the page uploads files with tus (the create page, DECISIONS 14).
+ */
+export function layout(ctx: PageContext, title: string, body: Html, options: { qr?: boolean; upload?: boolean } = {}): string {
   const { t } = ctx;
   return html`<!doctype html>
 <html lang="${t.locale}" dir="${t.dir}"${raw(ctx.theme === 'system' ? '' : ` data-theme="${ctx.theme}"`)}>
@@ -66,6 +69,8 @@ ${body}
 </main>
 <footer><p>${t.t('layout.footer')}</p></footer>
 <script src="/assets/envelope.js" integrity="${ASSET_INTEGRITY.envelope}" defer></script>
+<script src="/assets/file-stream.js" integrity="${ASSET_INTEGRITY.fileStream}" defer></script>
+${options.upload ? html`<script src="/assets/tus.js" integrity="${ASSET_INTEGRITY.tus}" defer></script>` : raw('')}
 ${options.qr ? html`<script src="/assets/qr.js" integrity="${ASSET_INTEGRITY.qr}" defer></script>` : raw('')}
 <script src="/assets/wallet.js" integrity="${ASSET_INTEGRITY.wallet}" defer></script>
 <script src="/assets/app.js" integrity="${ASSET_INTEGRITY.app}" defer></script>
@@ -117,6 +122,7 @@ export function formErrorMessage(t: Translator, parameter: string | null): strin
     case 'shrink_after_first_view_minutes': return t.t('create.error.shrink', { min: 1, max: SHRINK_MAX });
     case 'available_from': return t.t('create.error.available_from');
     case 'release_after_silence_hours': return t.t('create.error.release_after_silence', { min: 1, max: SILENCE_MAX });
+    case 'files': return t.t('create.error.files');
     default: return t.t('create.error.other');
   }
 }
@@ -178,6 +184,28 @@ function timeControlsFields(ctx: PageContext, values: CreateFormValues, error: F
 }
 
 /**
+ * DECISIONS 14: files are offered only where the page's script can seal them (it shows the field and hides the
+ * reason); without JavaScript or WebCrypto the reason stays. The input has no name: a form sent without the
+ * script never carries a file.
+ */
+function filesField(ctx: PageContext): Html {
+  const { t } = ctx;
+  return html`<p class="hint" id="files-unavailable">${t.t('create.filesUnavailable')}</p>
+  <div id="files-field" hidden>
+    <label for="files-input">${t.t('create.files')}</label>
+    <div class="dropzone" id="files-drop">
+      <input type="file" id="files-input" multiple aria-describedby="files-hint">
+      <p class="hint" id="files-hint">${t.t('create.filesHint')}</p>
+    </div>
+    <ul class="files" id="files-list" data-remove="${t.t('create.filesRemove')}"></ul>
+  </div>
+  <div id="upload-progress" role="status" hidden data-uploading="${t.t('create.uploading', { name: '%s' })}">
+    <p id="upload-status"></p>
+    <progress id="upload-bar" max="100" value="0"></progress>
+  </div>`;
+}
+
+/**
  * `sealedInBrowser`: the refused request carried an envelope (DECISIONS 13), so its text is not ours to show
  * again; the browser still has it one step back.
  */
@@ -192,7 +220,8 @@ ${general}
 <p class="error" role="alert" id="create-refused" hidden></p>
 <form method="post" action="/" class="card" novalidate data-create data-too-long="${t.t('create.tooLong', { max: CONTENT_MAX })}"
   data-refused-rate="${t.t('create.refused.rate')}" data-refused-token="${t.t('create.refused.token')}"
-  data-refused-other="${t.t('create.refused.other')}" data-refused-network="${t.t('create.refused.network')}">
+  data-refused-other="${t.t('create.refused.other')}" data-refused-network="${t.t('create.refused.network')}"
+  data-refused-upload="${t.t('create.refused.upload')}">
   <input type="hidden" name="form_token" value="${token}">
   <label for="content">${t.t('create.content')}</label>
   <textarea id="content" name="content" maxlength="${CONTENT_MAX}" required${described(error, 'content', 'content-hint')}>${values.content ?? ''}</textarea>
@@ -239,8 +268,9 @@ ${general}
   ${errorFor(error, 'webhook_url')}
   ${timeControlsFields(ctx, values, error)}
   <p class="hint" id="sealing-hint" hidden>${t.t('create.sealingHint')}</p>
+  ${filesField(ctx)}
   <button type="submit">${t.t('create.submit')}</button>
-</form>`, { qr: true });
+</form>`, { qr: true, upload: true });
 }
 
 export function destructionSummary(t: Translator, note: { expiryType: string; maxViews: number; currentViews?: number; expiresAt: Date }): string {
@@ -291,7 +321,18 @@ function createdInBrowserPage(ctx: PageContext, note: CreatedNote): string {
 </section>
 ${note.receiptUrl ? receiptSection(t, note.receiptUrl) : raw('')}
 ${webhookSection(t, note)}
-<p><a href="/">${t.t('created.another')}</a></p>`, { qr: true });
+<p><a href="/">${t.t('created.another')}</a></p>
+${uploadList(note)}`, { qr: true });
+}
+
+/**
+ * DECISIONS 14 (the files contract): the upload addresses of a note created with files, in their order, for the
+ * page's script, which uploads the sealed files there before it shows this page. Bearer secrets: never shown.
+ */
+function uploadList(note: CreatedNote): Html {
+  if (!note.uploads || note.uploads.length === 0) return raw('');
+  return html`<ol id="vanish-uploads" data-count="${String(note.uploads.length)}" hidden>${note.uploads.map((upload) =>
+    html`<li data-upload="${upload.url}" data-size="${String(upload.size)}"></li>`)}</ol>`;
 }
 
 /** DECISIONS 11: the webhook's signing secret and the note's reference, shown once, however the note was sealed. */
@@ -375,7 +416,7 @@ export function notePage(ctx: PageContext, meta: NoteMetadata, token: string, er
   ${error ? html`<p class="error" role="alert" id="reveal-error">${error}</p>` : raw('')}
   ${meta.clientEncrypted ? html`<p class="error" role="alert" id="key-missing" hidden>${t.t('note.keyMissing')}</p>
   <noscript><p class="error">${t.t('note.needsScript')}</p></noscript>` : raw('')}
-  <form method="post"${raw(meta.clientEncrypted ? ' data-client-encrypted' : '')}${raw(keyRefused ? ' data-key-refused' : '')}>
+  <form method="post"${raw(meta.clientEncrypted ? ' data-client-encrypted' : '')}${raw(keyRefused ? ' data-key-refused' : '')}${raw(meta.fileCount ? ` data-files="${meta.fileCount}"` : '')}>
     <input type="hidden" name="form_token" value="${token}">
     ${meta.clientEncrypted ? html`<input type="hidden" name="key_check" value="">
     <div id="key-field" hidden>
@@ -389,6 +430,22 @@ export function notePage(ctx: PageContext, meta: NoteMetadata, token: string, er
     <button type="submit">${t.t('note.show')}</button>
   </form>
 </div>`);
+}
+
+/**
+ * DECISIONS 14: where the page's script lists a note's files, once it has opened the manifest (names and sizes
+ * exist only in the browser). The download addresses are the server's `#vanish-files` list.
+ */
+function revealedFilesSection(ctx: PageContext): Html {
+  const { t } = ctx;
+  return html`<section class="card" id="files-section" aria-labelledby="files-heading" hidden
+  data-save="${t.t('revealed.save')}" data-saving="${t.t('revealed.saving')}" data-saved="${t.t('revealed.saved')}"
+  data-failed="${t.t('revealed.fileFailed')}" data-missing="${t.t('revealed.filesMissing')}">
+  <h2 id="files-heading">${t.t('revealed.files')}</h2>
+  <p class="hint">${t.t('revealed.filesHint')}</p>
+  <p class="hint" id="files-memory" hidden>${t.t('revealed.fileMemory')}</p>
+  <ul class="files" id="files-opened"></ul>
+</section>`;
 }
 
 /** `clientEncrypted`: content is the writer's envelope, which the page opens with the link's key. */
@@ -410,7 +467,8 @@ export function revealedPage(
     : html`<pre class="content" id="note-content" dir="auto">${content}</pre>`}
   ${copyButton(t, 'note-content', 'revealed.copyText')}${fileList}
   <p>${destroyed ? t.t('revealed.destroyed') : t.t('revealed.left', { left })}</p>
-</div>`);
+</div>
+${clientEncrypted ? revealedFilesSection(ctx) : raw('')}`);
 }
 
 export function notFoundPage(ctx: PageContext): string {
