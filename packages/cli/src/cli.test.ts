@@ -217,6 +217,10 @@ describe('the envelope the package ships', () => {
     expect(readFileSync(join(ROOT, 'packages/cli/lib/envelope.js')).equals(readFileSync(join(ROOT, 'packages/envelope/envelope.js')))).toBe(true);
   });
 
+  it('ships the requests\' sealing byte for byte as the pages serve it (packages/envelope/request-seal.js, DECISIONS 15)', () => {
+    expect(readFileSync(join(ROOT, 'packages/cli/lib/request-seal.js')).equals(readFileSync(join(ROOT, 'packages/envelope/request-seal.js')))).toBe(true);
+  });
+
   it('has no dependency, so that it installs from its tarball alone, on Node 20 and later', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest).toMatchObject({ name: '@vanish-notes/cli', bin: { vanish: 'bin/vanish.js' }, engines: { node: '>=20' } });
