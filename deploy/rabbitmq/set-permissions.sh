@@ -28,7 +28,7 @@ vanish_user() {
 }
 
 $CTL -q list_vhosts | grep -qx "$VHOST" || $CTL add_vhost "$VHOST"
-vanish_user notes "$NOTES_AMQP_PASSWORD" '^(vanish|vanish\.dlx)$' '^(vanish)$' '^$' '^(note\.created|note\.accessed|note\.failed_access|note\.expired|note\.destroyed|mail\.send|health\.notes)$' '^$'
+vanish_user notes "$NOTES_AMQP_PASSWORD" '^(vanish|vanish\.dlx)$' '^(vanish)$' '^$' '^(note\.created|note\.accessed|note\.failed_access|note\.expired|note\.destroyed|request\.submitted|mail\.send|health\.notes)$' '^$'
 vanish_user stats "$STATS_AMQP_PASSWORD" '^(vanish|vanish\.dlx|stats\.note-events(\.dlq|\.retry\.[0-9]+)?|stats\.heartbeats(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish\.dlx|amq\.default|stats\.note-events(\.dlq|\.retry\.[0-9]+)?|stats\.heartbeats(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish|vanish\.dlx|stats\.note-events(\.dlq|\.retry\.[0-9]+)?|stats\.heartbeats(\.dlq|\.retry\.[0-9]+)?)$' '^$' '^(note\.\*|health\.\*)$'
 vanish_user mailer "$MAILER_AMQP_PASSWORD" '^(vanish|vanish\.dlx|mailer\.mail-commands(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish|vanish\.dlx|amq\.default|mailer\.mail-commands(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish|vanish\.dlx|mailer\.mail-commands(\.dlq|\.retry\.[0-9]+)?)$' '^(health\.mailer)$' '^(mail\.send)$'
-vanish_user webhooks "$WEBHOOKS_AMQP_PASSWORD" '^(vanish|vanish\.dlx|webhooks\.note-events(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish\.dlx|amq\.default|webhooks\.note-events(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish|vanish\.dlx|webhooks\.note-events(\.dlq|\.retry\.[0-9]+)?)$' '^$' '^(note\.accessed|note\.failed_access|note\.expired|note\.destroyed)$'
+vanish_user webhooks "$WEBHOOKS_AMQP_PASSWORD" '^(vanish|vanish\.dlx|webhooks\.note-events(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish\.dlx|amq\.default|webhooks\.note-events(\.dlq|\.retry\.[0-9]+)?)$' '^(vanish|vanish\.dlx|webhooks\.note-events(\.dlq|\.retry\.[0-9]+)?)$' '^$' '^(note\.accessed|note\.failed_access|note\.expired|note\.destroyed|request\.submitted)$'

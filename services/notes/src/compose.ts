@@ -35,6 +35,12 @@ import { ReceiptPurger } from './receipts/receipt-purger';
 import { createReceiptApiRoutes, createReceiptPageRoutes } from './receipts/receipt-routes';
 import { ReceiptService } from './receipts/receipt-service';
 import { ReceiptSigner } from './receipts/receipt-signer';
+import { KnexRequestStore } from './adapters/db/knex-request-store';
+import { RequestCrypto } from './requests/request-crypto';
+import { RequestIds } from './requests/request-ids';
+import { createRequestMetrics } from './requests/request-metrics';
+import { createRequestApiRoutes, createRequestPageRoutes } from './requests/request-routes';
+import { RequestService } from './requests/request-service';
 
 /** What the all-in-one process and tests may inject (the module contract of the team brief). */
 export interface NotesServiceOverrides {
@@ -69,6 +75,8 @@ export interface NotesService {
   readonly outbox: OutboxStore;
   /** The creators' side of notes (DECISIONS 12). */
   readonly receipts: ReceiptService;
+  /** Requests: drop boxes sealed end to end (DECISIONS 15). */
+  readonly requests: RequestService;
   /** True once migrations have run against a reachable database. */
   isMigrated(): boolean;
   /** Resolves when migrations have completed (tests of a late database). */
@@ -149,6 +157,28 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     publicBaseUrl: config.publicBaseUrl, retentionHours: config.noteRetentionHours, logger: logger.child('notes/receipts'), events,
     webhooks: webhooks || undefined,
   });
+  const requestStore = new KnexRequestStore(knex, clock, { operationTimeoutMs: overrides.operationTimeoutMs });
+  const requests = new RequestService({
+    store: requestStore,
+    ids: new RequestIds(config.lookupKey),
+    crypto: new RequestCrypto(config.masterKeys),
+    notes,
+    noteLookup: (uuid) => crypto.lookup(uuid),
+    mailSealer: config.mailSealing.kind === 'to-mailer'
+      ? new ConsumerSealer(config.mailSealing.publicKeys, MAIL_SEAL_PURPOSE)
+      : new MessageSealer(config.mailSealing.keys, MAIL_SEAL_PURPOSE),
+    webhooks: webhooks || undefined,
+    webhookEventSealer: config.webhookPublicKeys ? new ConsumerSealer(config.webhookPublicKeys, WEBHOOK_SEAL_PURPOSE) : undefined,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    logger: logger.child('notes/requests'),
+    metrics: createRequestMetrics(registry),
+  });
+  // A request is kept while a submission's note lives, and a retention after its date or closing (DECISIONS 15).
+  const requestPurger = new ReceiptPurger({
+    receipts: requestStore, what: 'ended requests', clock, retentionHours: config.noteRetentionHours, intervalMs: config.sweepIntervalMs,
+    logger: logger.child('notes/request-purger'), reportedAsOutage: reportedAsOutage('request purge'),
+  });
   const receiptPurger = new ReceiptPurger({
     receipts: receiptStore, clock, retentionHours: config.noteRetentionHours, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/receipt-purger'),
     reportedAsOutage: reportedAsOutage('receipt purge'),
@@ -180,8 +210,13 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     receipts, signer: receiptSigner, formTokens, publicBaseUrl: config.publicBaseUrl, logger: logger.child('notes/receipts'), outages, isAvailable: () => migrated, translations,
   };
   app.use('/api/receipt', createReceiptApiRoutes(receiptRoutes));
+  const requestRoutes = {
+    requests, publicBaseUrl: config.publicBaseUrl, logger, outages, isAvailable: () => migrated, translations, production: config.production,
+  };
+  app.use('/api', createRequestApiRoutes(requestRoutes));
   app.use('/api', createApiRoutes({ notes, logger, outages, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
   app.use(createReceiptPageRoutes(receiptRoutes));
+  app.use(createRequestPageRoutes(requestRoutes));
   app.use(createPageRoutes({
     notes,
     formTokens,
@@ -247,6 +282,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const startWorkers = async () => {
     sweeper.start();
     receiptPurger.start();
+    requestPurger.start();
     if (!bus && config.amqpUrl) {
       const rabbit = await RabbitMqBus.connect({
         url: config.amqpUrl,
@@ -297,6 +333,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
       await workers;
       await sweeper.stop();
       await receiptPurger.stop();
+      await requestPurger.stop();
     });
     // A reachable database is migrated before start() resolves; an unreachable one is retried
     // in the background while the service already answers (503 for note operations).
@@ -328,6 +365,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     store,
     outbox,
     receipts,
+    requests,
     isMigrated: () => migrated,
     whenMigrated: () => migratedPromise,
   };

@@ -83,10 +83,12 @@ export class NoteService implements NotesApi {
     // validator already does; this keeps the domain honest for every other caller).
     if (hasLoneSurrogate(input.content)) throw new ValidationError('INVALID_CONTENT', 'content is not valid Unicode text', { parameter: 'content' });
     if (input.passcode && hasLoneSurrogate(input.passcode)) throw new ValidationError('INVALID_PASSCODE', 'passcode is not valid Unicode text', { parameter: 'passcode' });
-    let webhook: { sealedTarget: string; secret: string } | null = null;
+    let webhook: { sealedTarget: string; secret?: string } | null = null;
     if (input.webhookUrl) {
       if (!this.webhooks) throw webhooksDisabledError();
       webhook = await this.webhooks.register(input.webhookUrl);
+    } else if (input.webhookTarget) {
+      webhook = { sealedTarget: input.webhookTarget };
     }
     const now = this.clock.now();
     const uuid = this.crypto.newUuid();
@@ -136,7 +138,7 @@ export class NoteService implements NotesApi {
     return {
       uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now, noteRef: note.noteRef,
       ...receiptUrl,
-      ...(webhook ? { webhookSecret: webhook.secret } : {}),
+      ...(webhook?.secret !== undefined ? { webhookSecret: webhook.secret } : {}),
     };
   }
 

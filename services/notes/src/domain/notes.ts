@@ -20,6 +20,11 @@ export interface CreateNoteInput {
   sendLinkEmail: string | null;
   /** DECISIONS 11: where this note's events are sent (syntax checked; addresses checked at creation). */
   webhookUrl?: string | null;
+  /**
+   * DECISIONS 15: a webhook target already registered and sealed (a request's, for its submissions): the
+   * note's events go there, and no new secret is made or answered.
+   */
+  webhookTarget?: string | null;
   /** The language of the page that created the note (issue 20): its link e-mail is written in it. Absent: English. */
   lang?: string;
 }

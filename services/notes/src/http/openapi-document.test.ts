@@ -103,12 +103,15 @@ describe('the OpenAPI document', () => {
     expect(doc.components.headers.PermissionsPolicy.schema.const).toBe(PERMISSIONS_POLICY);
   });
 
-  it('when the error codes are listed, then they are exactly the DECISIONS 4, 8, 11 and 13 codes', () => {
+  it('when the error codes are listed, then they are exactly the DECISIONS 4, 8, 11, 13 and 15 codes', () => {
     expect([...doc.components.schemas.ErrorCode.enum].sort()).toEqual([
       'CONTENT_TOO_LONG', 'HTTPS_REQUIRED', 'INTERNAL_ERROR', 'INVALID_CONTENT', 'INVALID_CONTENT_TYPE', 'INVALID_EMAIL',
       'INVALID_EXPIRY_TIME', 'INVALID_EXPIRY_TYPE', 'INVALID_JSON', 'INVALID_KEY_CHECK', 'INVALID_MAX_VIEWS', 'INVALID_PASSCODE', 'INVALID_WEBHOOK_URL', 'METHOD_NOT_ALLOWED',
       'NOTE_NOT_FOUND', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE',
-    ]);
+      // DECISIONS 15: requests.
+      'INVALID_ALLOWED_ORIGINS', 'INVALID_ALLOW_FILES', 'INVALID_LABEL', 'INVALID_MAX_SUBMISSIONS', 'INVALID_OPEN_DAYS', 'INVALID_PUBLIC_KEY', 'LABEL_TOO_LONG',
+      'REQUEST_CLOSED', 'REQUEST_NOT_FOUND',
+    ].sort());
   });
 
   it('when its webhooks are listed, then each SPEC 6 kind is a signed POST of the WebhookEvent body, and a conforming payload passes while a wrong one fails', () => {

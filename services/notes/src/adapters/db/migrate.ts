@@ -7,6 +7,7 @@ import * as addAttemptsInFlight from '../../migrations/20261125090000_add_attemp
 import * as createReceipts from '../../migrations/20261125090000_create_receipts';
 import * as addKeyCheckBox from '../../migrations/20261125100000_add_key_check_box';
 import * as addWebhookBox from '../../migrations/20261125100000_add_webhook_box';
+import * as createRequests from '../../migrations/20261127200000_create_requests';
 
 /** Every migration, in order. Listed statically so they run the same under jest and from dist. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
@@ -17,6 +18,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125090000_create_receipts', createReceipts],
   ['20261125100000_add_key_check_box', addKeyCheckBox],
   ['20261125100000_add_webhook_box', addWebhookBox],
+  ['20261127200000_create_requests', createRequests],
 ];
 
 /** The notes service's own bookkeeping tables, so it can share a database without colliding. */

@@ -1,6 +1,7 @@
 import { THEMES, type Theme } from '@vanish/common';
 import type { CreatedNote, NoteMetadata } from '../../domain/notes';
 import { ASSET_INTEGRITY } from './assets';
+import { REQUEST_ASSET_INTEGRITY } from '../../requests/request-assets';
 import type { ExpiryPreset } from './expiry-presets';
 import { type Html, html, raw } from './html';
 import type { Locale, Translator } from './i18n';
@@ -45,11 +46,14 @@ function switcher(ctx: PageContext): Html {
 </form>`;
 }
 
-/** `qr`: the page draws a QR code in the browser (the created page, and the create page that becomes it). */
-export function layout(ctx: PageContext, title: string, body: Html, options: { qr?: boolean } = {}): string {
+/**
+ * `qr`: the page draws a QR code in the browser. `requests`: a requests page (DECISIONS 15) that seals or opens
+ * with the request's keys. `embedded`: the sender's form made to be framed (no header, no footer, no links away).
+ */
+export function layout(ctx: PageContext, title: string, body: Html, options: { qr?: boolean; requests?: boolean; embedded?: boolean } = {}): string {
   const { t } = ctx;
   return html`<!doctype html>
-<html lang="${t.locale}" dir="${t.dir}"${raw(ctx.theme === 'system' ? '' : ` data-theme="${ctx.theme}"`)}>
+<html lang="${t.locale}" dir="${t.dir}"${raw(ctx.theme === 'system' ? '' : ` data-theme="${ctx.theme}"`)}${raw(options.embedded ? ' data-embedded' : '')}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -59,13 +63,15 @@ export function layout(ctx: PageContext, title: string, body: Html, options: { q
 <link rel="stylesheet" href="/assets/app.css" integrity="${ASSET_INTEGRITY.css}">
 </head>
 <body>
-<a class="skip" href="#main">${t.t('layout.skip')}</a>
-<header><a href="/" class="brand">vanish</a>${switcher(ctx)}</header>
+${options.embedded ? raw('') : html`<a class="skip" href="#main">${t.t('layout.skip')}</a>
+<header><a href="/" class="brand">vanish</a>${switcher(ctx)}</header>`}
 <main id="main">
 ${body}
 </main>
-<footer><p>${t.t('layout.footer')}</p></footer>
+${options.embedded ? raw('') : html`<footer><p>${t.t('layout.footer')}</p></footer>`}
 <script src="/assets/envelope.js" integrity="${ASSET_INTEGRITY.envelope}" defer></script>
+${options.requests || options.embedded ? html`<script src="/assets/request-seal.js" integrity="${REQUEST_ASSET_INTEGRITY.seal}" defer></script>
+<script src="/assets/requests.js" integrity="${REQUEST_ASSET_INTEGRITY.requests}" defer></script>` : raw('')}
 ${options.qr ? html`<script src="/assets/qr.js" integrity="${ASSET_INTEGRITY.qr}" defer></script>` : raw('')}
 <script src="/assets/app.js" integrity="${ASSET_INTEGRITY.app}" defer></script>
 </body>
@@ -218,7 +224,7 @@ export function destructionSummary(t: Translator, note: { expiryType: string; ma
   }
 }
 
-function copyButton(t: Translator, target: string, labelKey: string): Html {
+export function copyButton(t: Translator, target: string, labelKey: string): Html {
   return html`<button type="button" class="secondary" data-copy-target="${target}" data-copied="${t.t('created.copied')}" hidden>${t.t(labelKey)}</button>`;
 }
 
