@@ -13,7 +13,7 @@ export function makeRequestPage(ctx: PageContext, publicBaseUrl: string): string
 <noscript><p class="error">${t.t('request.make.needsScript')}</p></noscript>
 <p class="error" role="alert" id="make-no-crypto" hidden>${t.t('request.make.noCrypto')}</p>
 <form class="card" data-make-request hidden
-  data-refused="${t.t('request.make.refused')}" data-refused-rate="${t.t('request.make.refusedRate')}" data-refused-other="${t.t('request.make.refusedOther')}">
+  data-refused="${t.t('request.make.refused', { reason: '{reason}' })}" data-refused-rate="${t.t('request.make.refusedRate')}" data-refused-other="${t.t('request.make.refusedOther')}">
   <label for="label">${t.t('request.make.label')}</label>
   <textarea id="label" name="label" required maxlength="${LABEL_MAX_CODE_POINTS}" rows="3" aria-describedby="label-hint" dir="auto"></textarea>
   <p class="hint" id="label-hint">${t.t('request.make.labelHint', { max: LABEL_MAX_CODE_POINTS })}</p>
@@ -47,13 +47,13 @@ export function makeRequestPage(ctx: PageContext, publicBaseUrl: string): string
     <p class="link" dir="ltr"><a id="inbox-link-a" href="#"><span id="inbox-link"></span></a></p>
     ${copyButton(t, 'inbox-link', 'request.made.copyInbox')}
     <p class="hint">${t.t('request.made.inboxHint')}</p>
-    <p class="link" id="webhook-secret" dir="ltr" hidden data-template="${t.t('request.made.webhookSecret')}"></p>
+    <p class="link" id="webhook-secret" dir="ltr" hidden data-template="${t.t('request.made.webhookSecret', { secret: '{secret}' })}"></p>
   </section>
   <section class="card" id="embed" hidden aria-labelledby="embed-heading">
     <h3 id="embed-heading">${t.t('request.embed.heading')}</h3>
     <p class="hint">${t.t('request.embed.hint')}</p>
     <pre class="content" id="embed-snippet" dir="ltr" data-template="${embedSnippet(publicBaseUrl, EMBED_SNIPPET_PLACEHOLDER)}"></pre>
-    ${copyButton(t, 'embed-snippet', 'created.copyText')}
+    ${copyButton(t, 'embed-snippet', 'revealed.copyText')}
   </section>
 </div>`, { requests: true });
 }
