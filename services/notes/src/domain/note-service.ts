@@ -1,6 +1,6 @@
 import { NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealing, type OutgoingMessage } from '@vanish/common';
 import { hasLoneSurrogate } from './create-note-validator';
-import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
+import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealOptions, RevealResult } from './notes';
 import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
 import { packNotificationAddress, unpackNotificationAddress } from './notification-address';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
@@ -156,8 +156,9 @@ export class NoteService implements NotesApi {
     };
   }
 
-  async reveal(uuid: string, passcode: string | null, keyCheck: string | null = null, access?: RequestAccess): Promise<RevealResult> {
-    const context = { uuid, access: access ?? null };
+  async reveal(uuid: string, passcode: string | null, keyCheck: string | null = null, access?: RequestAccess, options: RevealOptions = {}): Promise<RevealResult> {
+    // DECISIONS 15: a request's submission is opened from its inbox; no one presented its link, so no event names it.
+    const context = { uuid: options.withoutNoteId ? null : uuid, access: access ?? null };
     const lookup = this.crypto.lookup(uuid);
     const note = await this.store.findActive(lookup, this.clock.now());
     if (!note) return { outcome: 'not_found' };

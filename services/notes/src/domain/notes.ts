@@ -66,6 +66,11 @@ export type RevealResult =
   | { outcome: 'attempts_busy' }
   | { outcome: 'not_found' };
 
+export interface RevealOptions {
+  /** DECISIONS 15: the reveal of a request's submission from its inbox: the note's events carry no note_id. */
+  withoutNoteId?: boolean;
+}
+
 export interface NotesApi {
   create(input: CreateNoteInput): Promise<CreatedNote>;
   /** Never changes current_views. Throws NoteNotFoundError for unknown, destroyed and expired notes alike. */
@@ -74,7 +79,7 @@ export interface NotesApi {
    * Checks the passcode (a decryption), claims one view atomically, destroys at max_views, and
    * returns the content only after the claim committed. Tampered rows throw (500, no view counted).
    */
-  reveal(uuid: string, passcode: string | null, keyCheck?: string | null, access?: RequestAccess): Promise<RevealResult>;
+  reveal(uuid: string, passcode: string | null, keyCheck?: string | null, access?: RequestAccess, options?: RevealOptions): Promise<RevealResult>;
   /** Operator takedown of a reported link: note.destroyed with reason `takedown`. */
   takedown(uuid: string): Promise<boolean>;
 }

@@ -334,7 +334,7 @@ export class RequestService {
     const submission = await store.submission(request.requestKey, number, clock.now());
     if (!submission || !submission.noteActive) return { outcome: 'gone' };
     const uuid = crypto.openForInbox(request.keyId, inboxId, submission.uuidBox);
-    const result = await notes.reveal(uuid, null, keyCheck, access);
+    const result = await notes.reveal(uuid, null, keyCheck, access, { withoutNoteId: true });
     if (result.outcome === 'key_required') return { outcome: 'key_required' };
     if (result.outcome !== 'revealed') return { outcome: 'gone' };
     if (submission.openedAt === null) {
