@@ -349,7 +349,9 @@ describe('attacks: bad input never breaks the promises', () => {
     expect(opened.status).toBe(200);
     const envelope = /data-request-envelope="([^"]+)"/.exec(String(opened.body))![1]!;
     await expect(openFrom(pair.privateKey, ephemeral, envelope)).resolves.toBe(`${CANARY} answer`);
-    await waitFor(() => requestHooks.received.length >= 2, { timeoutMs: 30_000, description: 'request.submitted and note.accessed' });
+    // request.submitted, then the answer's note.accessed and note.destroyed (one view): all three before the receiver goes.
+    await waitFor(() => requestHooks.received.length >= 3, { timeoutMs: 30_000, description: 'request.submitted, note.accessed and note.destroyed' });
+    expect(requestHooks.received.map((r) => r.payload.event).sort()).toEqual(['note.accessed', 'note.destroyed', 'request.submitted']);
     expect(requestHooks.received.every((r) => verifySignature(String(made.body.webhook_secret), r) && !JSON.stringify(r.payload).includes(requestId))).toBe(true);
     await requestHooks.close();
     expect(refusing.received.length).toBeGreaterThanOrEqual(6);

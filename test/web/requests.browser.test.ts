@@ -21,7 +21,19 @@ const MAIN = join(ROOT, 'services/all-in-one/dist/main.js');
 const CLI = join(ROOT, 'packages/cli/bin/vanish.js');
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
 jest.setTimeout(180_000);
+
+/** axe-core through the DevTools protocol (the page's CSP stays as it is): no serious or critical finding. */
+async function serious(page: Page): Promise<Array<{ id: string; impact: string | null }>> {
+  await page.waitForLoadState('load');
+  await page.evaluate(AXE_SOURCE);
+  return page.evaluate(`(async () => {
+    const result = await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact }));
+  })()`);
+}
 
 let dataDir: string;
 let app: RunningProcess;
@@ -170,6 +182,34 @@ describe('requests in Chromium, three people', () => {
     }
     const server = serverSide();
     for (const secret of [privateKey, text, requestId, new URL(inboxLink).pathname.slice(3)]) expect(server).not.toContain(secret);
+  });
+});
+
+describe('the requests pages for people everywhere', () => {
+  it('when the request, sender, inbox and embedded pages are audited by axe-core in English and Arabic (right to left), then nothing serious or critical is found', async () => {
+    for (const locale of ['en', 'ar']) {
+      const context = await browser.newContext({ locale, extraHTTPHeaders: { 'Accept-Language': locale } });
+      const page = await context.newPage();
+      await page.goto(`${base}/request`);
+      await page.locator('form[data-make-request]:not([hidden])').waitFor();
+      await expect(page.locator('html').getAttribute('dir')).resolves.toBe(locale === 'ar' ? 'rtl' : 'ltr');
+      expect([locale, 'request', await serious(page)]).toEqual([locale, 'request', []]);
+      await page.locator('#label').fill('a label');
+      await page.locator('form[data-make-request] button[type="submit"]').click();
+      await page.locator('#made').waitFor();
+      expect([locale, 'made', await serious(page)]).toEqual([locale, 'made', []]);
+      const requestLink = (await page.locator('#request-link').textContent())!.trim();
+      const inboxLink = (await page.locator('#inbox-link').textContent())!.trim();
+      await page.goto(requestLink);
+      await page.locator('form[data-send-request]:not([hidden])').waitFor();
+      expect([locale, 'send', await serious(page)]).toEqual([locale, 'send', []]);
+      await page.goto(`${base}/embed/q/${new URL(requestLink).pathname.slice(3)}`);
+      await page.locator('form[data-send-request]:not([hidden])').waitFor();
+      expect([locale, 'embed', await serious(page)]).toEqual([locale, 'embed', []]);
+      await page.goto(inboxLink);
+      expect([locale, 'inbox', await serious(page)]).toEqual([locale, 'inbox', []]);
+      await context.close();
+    }
   });
 });
 

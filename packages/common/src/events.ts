@@ -59,7 +59,7 @@ export type MailCommand =
   | { kind: 'link'; to: string; link: string; expiry_type: ExpiryType; expires_at: string; max_views: number; created_at: string; key_separately?: true; lang?: string }
   | { kind: 'notification'; to: string; read_at: string; views_left: number; receipt_url?: string; lang?: string }
   /** DECISIONS 15: a submission arrived in a request's inbox (no link: the inbox link holds a key the server never has). */
-  | { kind: 'request_submission'; to: string; submitted_at: string; number: number; max_submissions: number; lang?: string };
+  | { kind: 'request'; to: string; submitted_at: string; number: number; max_submissions: number; lang?: string };
 
 export const MAIL_SEAL_PURPOSE = 'vanish.mail-command.v1';
 

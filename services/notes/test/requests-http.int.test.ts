@@ -79,7 +79,7 @@ describe('requests over HTTP', () => {
     // Three e-mails sealed to the mailer and three request.submitted events, nothing for the refused one.
     const rows: Array<{ routing_key: string; body: string }> = await service.knex('outbox').select('routing_key', 'body').orderBy('seq').offset(outboxBefore);
     const mails = rows.filter((row) => row.routing_key === 'mail.send').map((row) => JSON.parse(new ConsumerOpener(MAIL_PRIVATE, MAIL_SEAL_PURPOSE).open(JSON.parse(row.body).sealed)));
-    expect(mails.map((mail) => [mail.kind, mail.to, mail.number, mail.max_submissions])).toEqual([1, 2, 3].map((n) => ['request_submission', 'asker@example.com', n, 3]));
+    expect(mails.map((mail) => [mail.kind, mail.to, mail.number, mail.max_submissions])).toEqual([1, 2, 3].map((n) => ['request', 'asker@example.com', n, 3]));
     const events = rows.filter((row) => row.routing_key === 'request.submitted').map((row) => JSON.parse(row.body));
     expect(events.map((event) => [event.data.request_ref, event.data.submission])).toEqual([1, 2, 3].map((n) => [answer.request_ref, n]));
     expect(JSON.stringify(rows)).not.toContain(requestId);

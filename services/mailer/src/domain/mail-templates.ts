@@ -19,13 +19,13 @@ export interface RenderedEmail {
 export function renderEmail(command: MailCommand, unsubscribeUrl: string): RenderedEmail {
   const t = mailTranslator(command.lang);
   if (command.kind === 'link') return renderLink(t, command, unsubscribeUrl);
-  if (command.kind === 'request_submission') return renderRequestSubmission(t, command, unsubscribeUrl);
+  if (command.kind === 'request') return renderRequestSubmission(t, command, unsubscribeUrl);
   return renderNotification(t, command, unsubscribeUrl);
 }
 
 type LinkCommand = Extract<MailCommand, { kind: 'link' }>;
 type NotificationCommand = Extract<MailCommand, { kind: 'notification' }>;
-type RequestSubmissionCommand = Extract<MailCommand, { kind: 'request_submission' }>;
+type RequestSubmissionCommand = Extract<MailCommand, { kind: 'request' }>;
 const product = PRODUCT_NAME;
 
 function renderLink(t: MailTranslator, command: LinkCommand, unsubscribeUrl: string): RenderedEmail {

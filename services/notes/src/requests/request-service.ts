@@ -243,7 +243,7 @@ export class RequestService {
     const messages: OutgoingMessage[] = [];
     if (settings.notificationEmail) {
       messages.push(mailCommandMessage(this.options.mailSealer, {
-        kind: 'request_submission',
+        kind: 'request',
         to: settings.notificationEmail,
         submitted_at: formatTimestamp(now),
         number,
