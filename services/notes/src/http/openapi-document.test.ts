@@ -115,7 +115,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('when its webhooks are listed, then each SPEC 6 kind is a signed POST of the WebhookEvent body, and a conforming payload passes while a wrong one fails', () => {
-    expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_NAMES].sort());
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_NAMES, 'request.submitted'].sort());
     for (const name of WEBHOOK_EVENT_NAMES) {
       const post = doc.webhooks[name].post as Json;
       expect(post.parameters.filter((p: Json) => p.in === 'header' && p.required).map((p: Json) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
@@ -131,6 +131,10 @@ describe('the OpenAPI document', () => {
     expect(checker.webhookProblems({ headers, body: JSON.stringify({ ...expired, data: { ...expired.data, uuid: 'x' } }) })).not.toEqual([]);
     expect(checker.webhookProblems({ headers: { ...headers, 'webhook-signature': 'sha256=abc' }, body: JSON.stringify(expired) })).not.toEqual([]);
     expect(checker.webhookProblems({ headers, body: JSON.stringify({ ...expired, event: 'note.created' }) })).toEqual(['the document has no webhook "note.created"']);
+    // DECISIONS 15: request.submitted has a body of its own, with no id that opens anything.
+    const [submitted] = doc.components.schemas.RequestSubmittedEvent.examples;
+    expect(checker.webhookProblems({ headers, body: JSON.stringify(submitted) })).toEqual([]);
+    expect(checker.webhookProblems({ headers, body: JSON.stringify({ ...submitted, data: { ...submitted.data, request_id: 'x' } }) })).not.toEqual([]);
   });
 
   it('when the SPEC request limits are read from it, then they match SPEC 4.1 and 8', () => {
