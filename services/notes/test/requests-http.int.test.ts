@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConsumerOpener, KeyRing, MAIL_SEAL_PURPOSE, silentLogger } from '@vanish/common';
+import { ConsumerOpener, KeyRing, MAIL_SEAL_PURPOSE, ManualClock, silentLogger } from '@vanish/common';
+import { waitFor } from '@vanish/testkit/net';
 import { newKeyPair, openFrom, keyCheckFor, sealTo } from '@vanish/envelope/request-seal';
 import { createNotesService, loadNotesConfig, type NotesService } from '../src';
 import { send } from './support/api-client';
@@ -170,5 +171,57 @@ describe('requests over HTTP', () => {
     const dump = JSON.stringify(await Promise.all(['requests', 'request_submissions', 'notes', 'outbox', 'receipts'].map((table) => service.knex(table).select('*'))), (_key, value) =>
       (value && value.type === 'Buffer' ? Buffer.from(value.data).toString('latin1') : value));
     for (const secret of [requestId, inboxId, pair.privateKey, 'canary plaintext', 'someone@example.com', 'Your VPN password']) expect(dump).not.toContain(secret);
+  });
+});
+
+describe('requests over time', () => {
+  let dataDir: string;
+  let service: NotesService;
+  let base: string;
+  const clock = new ManualClock(new Date());
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'notes-requests-time-'));
+    const config = loadNotesConfig({
+      PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'notes.db')}`,
+      MASTER_KEYS: `k1:${KEY(1)}`, LOOKUP_KEY: KEY(2), MAIL_PUBLIC_KEYS: `m1:${KEY(3)}`, PUBLIC_BASE_URL: 'http://127.0.0.1:1', NOTE_RETENTION_HOURS: '24', SWEEP_INTERVAL_MS: '200',
+    });
+    service = await createNotesService(config, { logger: silentLogger, kdf: { N: 1024, r: 8, p: 1 }, clock });
+    base = `http://127.0.0.1:${(await service.start()).port}`;
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('when an answer\'s note expires and then the request\'s date passes, then the inbox says expired, answers are 410, and the request is purged once nothing of it lives', async () => {
+    const pair = await newKeyPair();
+    const made = await send(base, 'POST', '/api/request.php', {
+      headers: JSON_HEADERS, body: JSON.stringify({ public_key: pair.publicKey, label: 'x', open_days: 2, max_submissions: 5, expiry_type: 'time', expiry_time: 1 }),
+    });
+    const requestId = new URL(made.json.request_url as string).pathname.slice(3);
+    const inboxId = new URL(made.json.inbox_url as string).pathname.slice(3);
+    const sealed = await sealTo(pair.publicKey, 'soon gone');
+    expect((await send(base, 'POST', `/api/request/${requestId}.php`, { headers: JSON_HEADERS, body: JSON.stringify({ content: sealed.content, key_check: sealed.keyCheck }) })).status).toBe(200);
+
+    clock.advance(2 * 3_600_000); // the answer's one hour is over
+    const listed = await send(base, 'GET', `/api/inbox/${inboxId}.php`);
+    expect([listed.json.status, listed.json.submissions[0].state]).toEqual(['open', 'expired']);
+    const check = await keyCheckFor(pair.privateKey, listed.json.submissions[0].ephemeral_key);
+    expect((await send(base, 'POST', `/i/${inboxId}`, { headers: FORM, body: `submission=1&key_check=${check}`, unchecked: true })).status).toBe(410);
+
+    clock.advance(2 * 86_400_000); // the request's two days are over
+    expect((await send(base, 'GET', `/api/inbox/${inboxId}.php`)).json.status).toBe('expired');
+    const late = await sealTo(pair.publicKey, 'late');
+    const refused = await send(base, 'POST', `/api/request/${requestId}.php`, { headers: JSON_HEADERS, body: JSON.stringify({ content: late.content, key_check: late.keyCheck }) });
+    expect([refused.status, refused.json.code]).toEqual([410, 'REQUEST_CLOSED']);
+
+    // A retention (24 h here) after its date, with its answer's note swept: the request goes, rows and all.
+    clock.advance(25 * 3_600_000);
+    const rows = async (table: string) => Number(((await service.knex(table).count({ n: '*' })) as Array<{ n: number | string }>)[0]!.n);
+    await waitFor(async () => (await rows('requests')) === 0, { timeoutMs: 30_000, intervalMs: 200, description: 'the request purged' });
+    expect(await rows('request_submissions')).toBe(0);
+    expect((await send(base, 'GET', `/api/inbox/${inboxId}.php`)).status).toBe(404);
   });
 });
