@@ -202,5 +202,8 @@ describe.each(runtimes)('the CLI installed from its tarball with $name', (runtim
   it('when the installed envelope is compared with what the server serves at /assets/envelope.js, then they are the same bytes', async () => {
     const served = Buffer.from(await (await fetch(`${base}/assets/envelope.js`)).arrayBuffer());
     expect(readFileSync(join(prefix, 'node_modules/@vanish-notes/cli/lib/envelope.js')).equals(served)).toBe(true);
+    // DECISIONS 15: the requests' sealing too.
+    const sealing = Buffer.from(await (await fetch(`${base}/assets/request-seal.js`)).arrayBuffer());
+    expect(readFileSync(join(prefix, 'node_modules/@vanish-notes/cli/lib/request-seal.js')).equals(sealing)).toBe(true);
   });
 });
