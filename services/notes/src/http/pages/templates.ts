@@ -208,7 +208,8 @@ ${general}
   ${errorFor(error, 'webhook_url')}
   <p class="hint" id="sealing-hint" hidden>${t.t('create.sealingHint')}</p>
   <button type="submit">${t.t('create.submit')}</button>
-</form>`, { qr: true });
+</form>
+<p><a href="/request" id="ask-for-a-secret">${t.t('request.make.title')}</a></p>`, { qr: true });
 }
 
 export function destructionSummary(t: Translator, note: { expiryType: string; maxViews: number; currentViews?: number; expiresAt: Date }): string {
