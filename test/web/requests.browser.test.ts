@@ -186,8 +186,8 @@ describe('requests in Chromium, three people', () => {
 });
 
 describe('the requests pages for people everywhere', () => {
-  it('when the request, sender, inbox and embedded pages are audited by axe-core in English and Arabic (right to left), then nothing serious or critical is found', async () => {
-    for (const locale of ['en', 'ar']) {
+  it('when the request, sender, inbox and embedded pages are audited by axe-core in Arabic (right to left; the other tests use them in English), then nothing serious or critical is found', async () => {
+    for (const locale of ['ar']) {
       const context = await browser.newContext({ locale, extraHTTPHeaders: { 'Accept-Language': locale } });
       const page = await context.newPage();
       await page.goto(`${base}/request`);
