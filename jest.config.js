@@ -2,6 +2,7 @@
 // each kind can still be run alone with --selectProjects.
 const moduleNameMapper = {
   '^@vanish/envelope$': '<rootDir>/packages/envelope/envelope.js',
+  '^@vanish/envelope/request-seal$': '<rootDir>/packages/envelope/request-seal.js',
   '^@vanish/(common|bus|database|testkit)$': '<rootDir>/packages/$1/src',
   '^@vanish/(notes|stats|mailer|webhooks|gateway|all-in-one)$': '<rootDir>/services/$1/src',
   '^@vanish/testkit/(.*)$': '<rootDir>/packages/testkit/src/$1',

@@ -249,8 +249,8 @@ describe.each(runtimes)('the CLI installed from its tarball with $name', (runtim
     expect(readFileSync(join(out, 'empty')).length).toBe(0);
   });
 
-  it('when the installed envelope and file format are compared with what the server serves at /assets/, then they are the same bytes', async () => {
-    for (const name of ['envelope.js', 'file-stream.js']) {
+  it('when the installed envelope, file format and requests\' sealing (DECISIONS 15) are compared with what the server serves at /assets/, then they are the same bytes', async () => {
+    for (const name of ['envelope.js', 'file-stream.js', 'request-seal.js']) {
       const served = Buffer.from(await (await fetch(`${base}/assets/${name}`)).arrayBuffer());
       expect(readFileSync(join(prefix, `node_modules/@vanish-notes/cli/lib/${name}`)).equals(served)).toBe(true);
     }

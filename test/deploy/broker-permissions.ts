@@ -9,7 +9,7 @@
 // on the exchange (the default exchange is `amq.default`); consuming and purging need `read` on the
 // queue. Topic permissions add a check of the routing key on the topic exchange: `write` on publish,
 // `read` on bind.
-import { EVENT_NAMES, WEBHOOK_EVENT_NAMES } from '@vanish/common';
+import { EVENT_NAMES, REQUEST_SUBMITTED_EVENT, WEBHOOK_EVENT_NAMES } from '@vanish/common';
 import { dlqName, dlxName, retryQueueName } from '@vanish/bus';
 import { HEARTBEATS_QUEUE, NOTE_EVENTS_QUEUE } from '@vanish/stats';
 import { MAIL_ROUTING_KEY } from '@vanish/mailer';
@@ -67,19 +67,19 @@ export const PERMISSIONS: readonly Permission[] = [
   consumer('stats', [NOTE_EVENTS_QUEUE, HEARTBEATS_QUEUE], false),
   // the mailer consumes mail commands and publishes its heartbeat.
   consumer('mailer', [MAIL_QUEUE], true),
-  // the webhooks service consumes the four SPEC 6 note events and publishes nothing.
+  // the webhooks service consumes the four SPEC 6 note events and request.submitted (DECISIONS 15), and publishes nothing.
   consumer('webhooks', [WEBHOOK_QUEUE], false),
 ];
 
 export const TOPIC_PERMISSIONS: readonly TopicPermission[] = [
   {
     user: 'notes', exchange: EXCHANGE,
-    write: anyOf([...EVENT_NAMES.map(escape), escape(MAIL_ROUTING_KEY), escape('health.notes')]),
+    write: anyOf([...EVENT_NAMES.map(escape), escape(REQUEST_SUBMITTED_EVENT), escape(MAIL_ROUTING_KEY), escape('health.notes')]),
     read: '^$',
   },
   { user: 'stats', exchange: EXCHANGE, write: '^$', read: anyOf([escape('note.*'), escape('health.*')]) },
   { user: 'mailer', exchange: EXCHANGE, write: anyOf([escape('health.mailer')]), read: anyOf([escape(MAIL_ROUTING_KEY)]) },
-  { user: 'webhooks', exchange: EXCHANGE, write: '^$', read: anyOf(WEBHOOK_EVENT_NAMES.map(escape)) },
+  { user: 'webhooks', exchange: EXCHANGE, write: '^$', read: anyOf([...WEBHOOK_EVENT_NAMES, REQUEST_SUBMITTED_EVENT].map(escape)) },
 ];
 
 /** A RabbitMQ definitions document (rabbitmqctl import_definitions, `load_definitions`) for vhost `/`. */

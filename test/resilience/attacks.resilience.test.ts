@@ -12,6 +12,7 @@ import { RABBITMQ_URL } from '@vanish/testkit/rabbitmq';
 import { keyCheck, newKey, seal } from '@vanish/envelope';
 import { startSystem, unescapeHtml, type Answer, type System } from './support/system';
 import { startReceiver, verifySignature } from '../../services/webhooks/test/support/receiver';
+import { keyCheckFor, newKeyPair, openFrom, sealTo } from '@vanish/envelope/request-seal';
 
 // Attacks and bad input against the four services as separate processes (needs `npm run build`):
 // never a 500, always the SPEC 7 error body (every API answer is checked against the OpenAPI
@@ -292,7 +293,7 @@ describe('attacks: bad input never breaks the promises', () => {
     expect(statsAfter.destroyed_notes).toBe(statsBefore.destroyed_notes + 2);
   });
 
-  it('when a canary is used as content, passcode, e-mail local-part and webhook URL path (and a note carries a file), then it and the file tokens never appear in logs, RabbitMQ payloads, dead letters (webhook ones included), metrics or any database column', async () => {
+  it('when a canary is used as content, passcode, e-mail local-part, webhook URL path and a request\'s label and answer (and a note carries a file), and the file tokens, the request and inbox ids and private key are looked for, then none appears in logs, RabbitMQ payloads, dead letters (webhook ones included), metrics or any database column', async () => {
     const email = `${CANARY}@example.com`;
     const receiver = await startReceiver();
     const note = await sys.create({
@@ -349,10 +350,37 @@ describe('attacks: bad input never breaks the promises', () => {
     } finally {
       await broker.close();
     }
+    // DECISIONS 15: a request whose label, e-mail, webhook path and answer carry the canary; its ids and private key
+    // are looked for below too.
+    const pair = await newKeyPair();
+    const requestHooks = await startReceiver();
+    const made = await sys.api('POST', '/api/request.php', {
+      public_key: pair.publicKey, label: `${CANARY} label`, notification_email: `r.${CANARY}@example.com`, webhook_url: requestHooks.url(`/${CANARY}/request`),
+    });
+    expect(made.status).toBe(200);
+    const requestId = new URL(String(made.body.request_url)).pathname.slice(3);
+    const inboxId = new URL(String(made.body.inbox_url)).pathname.slice(3);
+    const sealed = await sealTo(pair.publicKey, `${CANARY} answer`);
+    expect((await sys.api('POST', `/api/request/${requestId}.php`, { content: sealed.content, key_check: sealed.keyCheck })).status).toBe(200);
+    sys.created.set('the request\'s submission (a note whose uuid the test never sees)', { maxViews: 1, shown: 1 });
+    const listed = await sys.api('GET', `/api/inbox/${inboxId}.php`);
+    const ephemeral = String(listed.body.submissions[0].ephemeral_key);
+    const opened = await sys.raw('POST', `/i/${inboxId}`, {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `submission=1&key_check=${await keyCheckFor(pair.privateKey, ephemeral)}`,
+    });
+    expect(opened.status).toBe(200);
+    const envelope = /data-request-envelope="([^"]+)"/.exec(String(opened.body))![1]!;
+    await expect(openFrom(pair.privateKey, ephemeral, envelope)).resolves.toBe(`${CANARY} answer`);
+    // request.submitted, then the answer's note.accessed and note.destroyed (one view): all three before the receiver goes.
+    await waitFor(() => requestHooks.received.length >= 3, { timeoutMs: 30_000, description: 'request.submitted, note.accessed and note.destroyed' });
+    expect(requestHooks.received.map((r) => r.payload.event).sort()).toEqual(['note.accessed', 'note.destroyed', 'request.submitted']);
+    expect(requestHooks.received.every((r) => verifySignature(String(made.body.webhook_secret), r) && !JSON.stringify(r.payload).includes(requestId))).toBe(true);
+    await requestHooks.close();
     expect(refusing.received.length).toBeGreaterThanOrEqual(6);
     await refusing.close();
     await sys.checkInvariants();
-    await sys.sink.waitForMessages(3, 30_000); // link, link, read notification: the mail really went out
+    await sys.sink.waitForMessages(4, 30_000); // link, link, read notification, request answer: the mail really went out
     // The webhook really went out too: failed access, accessed (DECISIONS 11), to the receiver alone.
     await waitFor(() => receiver.received.length >= 2, { timeoutMs: 30_000, description: 'webhook deliveries' });
     expect(receiver.received.every((r) => verifySignature(secret, r) && r.payload.data.note_id === note.body.uuid)).toBe(true);
@@ -364,6 +392,7 @@ describe('attacks: bad input never breaks the promises', () => {
       if (text.includes(note.body.uuid)) leaks.push(`${where} (uuid)`);
       for (const key of [secret, String(doomed.body.webhook_secret)]) if (text.includes(key.slice('whsec_'.length))) leaks.push(`${where} (webhook secret)`);
       for (const token of fileTokens) if (text.includes(token)) leaks.push(`${where} (file upload or download token)`);
+      for (const [name, id] of [['request id', requestId], ['inbox id', inboxId], ['private key', pair.privateKey]]) if (text.includes(id!)) leaks.push(`${where} (${name})`);
     };
     look('service logs', sys.logs());
     for (const message of sys.busMessages) look(`bus ${message.routingKey}`, message.body);

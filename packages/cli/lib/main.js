@@ -5,11 +5,15 @@ const { Refusal, UsageError } = require('./errors');
 const { VERSION } = require('./http');
 const { open } = require('./open');
 const { ARGV_REFUSAL } = require('./passcode');
+const { inbox, request, sendTo } = require('./requests');
 const { receipts } = require('./receipts');
 const { verifySite } = require('./verify-site');
 
 const USAGE = `Usage: vanish create [options] [< file]
        vanish open [options] LINK        (or: vanish open - < file-with-the-link)
+       vanish request --label TEXT [options]
+       vanish send [options] REQUEST_LINK [< file]
+       vanish inbox [options] INBOX_LINK  (or: vanish inbox --key-file PATH, or: vanish inbox - < file)
        vanish receipts list | export --out FILE | verify FILE --keys KEYS | checkin RECEIPT_LINK
        vanish verify-site [--manifest FILE]... URL
 
@@ -47,6 +51,30 @@ as one file of signed receipts, "verify FILE --keys KEYS" checks such a file off
 vanish verify-site fetches a vanish site's pages and every script and stylesheet, and says whether they are
 exactly those of a release this vanish knows (the one it was packed with, or --manifest FILE), naming each
 file that differs.
+
+vanish request asks someone for a secret: it makes a key pair on this machine, sends the server only the
+public key, prints the request link (for the sender) on stdout and your inbox link (with the private key after #)
+on stderr, and keeps the key in a file of its own (mode 600). vanish send seals an answer here to a request's key.
+vanish inbox lists a request's answers; --open N or --all opens them here (each opening is a reveal of that answer).
+
+request options:
+      --label TEXT         what you ask for, shown to senders (not a secret; required)
+      --count N            how many answers it takes, 1-1000 (default 1)
+      --days N             days it stays open, 1-90 (default 7)
+  -v, --views N            how many times each answer can be opened, 1-100 (default 1)
+  -n, --notify EMAIL       e-mail this address when an answer arrives
+  -w, --webhook URL        POST a signed request.submitted event there for each answer
+      --origin ORIGIN      a site that may embed the form (repeat for more)
+      --key-file PATH      where to keep the private key (default ./vanish-inbox-<id>.key; never overwritten)
+
+send options:
+  -f, --file PATH          read the answer from PATH (default: standard input)
+
+inbox options:
+      --key-file PATH      the file vanish request wrote, instead of the link
+      --open N             open answer N and print it
+      --all                open every answer that can still be opened
+      --close              close the request now: it takes no more answers
 
 open options:
   -o, --out PATH           write the text to PATH (a new file, mode 600) instead of standard output; for a note
@@ -95,6 +123,14 @@ const OPTIONS = {
   out: { type: 'string', short: 'o' },
   keys: { type: 'string' },
   manifest: { type: 'string', multiple: true },
+  label: { type: 'string' },
+  count: { type: 'string' },
+  days: { type: 'string' },
+  origin: { type: 'string', multiple: true },
+  'key-file': { type: 'string' },
+  open: { type: 'string' },
+  all: { type: 'boolean' },
+  close: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 };
@@ -104,6 +140,9 @@ const COMMAND_OPTIONS = {
   open: ['out', 'force', 'passcode-file'],
   receipts: ['out', 'keys'],
   'verify-site': ['manifest'],
+  request: ['label', 'count', 'days', 'views', 'notify', 'webhook', 'origin', 'key-file', 'server', 'json'],
+  send: ['file', 'json'],
+  inbox: ['key-file', 'open', 'all', 'close', 'json'],
 };
 
 /** The command, its options and its arguments; a UsageError for anything else. */
@@ -121,12 +160,14 @@ function parseCommandLine(argv) {
   const [command, ...rest] = positionals;
   if (values.version) return { command: 'version' };
   if (values.help || command === undefined) return { command: 'help' };
-  if (!(command in COMMAND_OPTIONS)) throw new UsageError(`unknown command "${command}" (the commands are create, open, receipts and verify-site)`);
+  if (!(command in COMMAND_OPTIONS)) throw new UsageError(`unknown command "${command}" (the commands are create, open, request, send, inbox, receipts and verify-site)`);
   for (const name of Object.keys(values)) {
     if (!COMMAND_OPTIONS[command].includes(name)) throw new UsageError(`--${name} is not an option of vanish ${command}`);
   }
   if (command === 'create' && rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}" (the note comes from standard input or --file)`);
   if (command === 'open' && rest.length > 1) throw new UsageError(`unexpected argument "${rest[1]}" (vanish open takes one link)`);
+  if (command === 'request' && rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}" (vanish request takes options only)`);
+  if ((command === 'send' || command === 'inbox') && rest.length > 1) throw new UsageError(`unexpected argument "${rest[1]}" (vanish ${command} takes one link)`);
   if (command === 'verify-site' && rest.length !== 1) throw new UsageError('vanish verify-site takes one address, such as https://vanish.example');
   if (command === 'receipts' && rest.length === 0) throw new UsageError('vanish receipts needs a command: list, export, verify or checkin');
   return { command, options: values, link: rest[0], args: rest };
@@ -141,6 +182,9 @@ async function run(argv, io) {
     else if (line.command === 'create') await create(line.options, io);
     else if (line.command === 'receipts') await receipts(line.args[0], line.options, line.args.slice(1), io);
     else if (line.command === 'verify-site') await verifySite(line.options, line.link, io);
+    else if (line.command === 'request') await request(line.options, io);
+    else if (line.command === 'send') await sendTo(line.options, line.link, io);
+    else if (line.command === 'inbox') await inbox(line.options, line.link, io);
     else await open(line.options, line.link, io);
     return 0;
   } catch (err) {

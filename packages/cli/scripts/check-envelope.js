@@ -1,16 +1,16 @@
 'use strict';
 /*
- * Run by `npm pack` and `npm publish` (prepack): the package ships lib/envelope.js and lib/file-stream.js, which
- * must be byte for byte the web page's files (packages/envelope/envelope.js and file-stream.js, served as
- * /assets/envelope.js and /assets/file-stream.js). A copy that drifted would seal notes or files the pages cannot
- * open, or the other way round: then nothing is packed. The shipped file-stream.js must also pass the format's
- * published test vectors (packages/envelope/test-vectors/file-stream.json, docs/file-format.md).
+ * Run by `npm pack` and `npm publish` (prepack): the package ships lib/envelope.js, lib/file-stream.js and
+ * lib/request-seal.js, which must be byte for byte the web pages' (packages/envelope/*.js, served under /assets).
+ * A copy that drifted would seal notes, files or answers the pages cannot open, or the other way round: then
+ * nothing is packed. The shipped file-stream.js must also pass the format's published test vectors
+ * (packages/envelope/test-vectors/file-stream.json, docs/file-format.md).
  */
 const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const source = join(__dirname, '..', '..', 'envelope');
-for (const name of ['envelope.js', 'file-stream.js']) {
+for (const name of ['envelope.js', 'file-stream.js', 'request-seal.js']) {
   const shipped = join(__dirname, '..', 'lib', name);
   let pages;
   try {

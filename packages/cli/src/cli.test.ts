@@ -188,6 +188,42 @@ describe('the command line', () => {
   });
 });
 
+describe('requests on the command line (DECISIONS 15)', () => {
+  const requests = require('../lib/requests') as {
+    parseLink(text: string, kind: 'q' | 'i'): { origin: string; id: string; key: string | null };
+    openedEnvelope(html: string): string | null;
+  };
+  const ID = 'Q'.repeat(43);
+  const KEY = 'AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA';
+
+  it('when request and inbox links are read, then only /q/<id> and /i/<id>#<key> on https (or http to this machine) pass', () => {
+    expect(requests.parseLink(`https://v.example/q/${ID}`, 'q')).toEqual({ origin: 'https://v.example', id: ID, key: null });
+    expect(requests.parseLink(`http://127.0.0.1:8080/i/${ID}#${KEY}`, 'i')).toEqual({ origin: 'http://127.0.0.1:8080', id: ID, key: KEY });
+    for (const [bad, kind] of [
+      [`http://v.example/q/${ID}`, 'q'], [`https://v.example/i/${ID}`, 'i'], [`https://v.example/i/${ID}#short`, 'i'], [`https://v.example/q/${ID}?x=1`, 'q'],
+      [`https://v.example/r/${ID}`, 'q'], ['not a link', 'q'], [`https://u:p@v.example/q/${ID}`, 'q'],
+    ] as const) {
+      expect(() => requests.parseLink(bad, kind)).toThrow(errors.UsageError);
+    }
+  });
+
+  it('when the inbox page answers an opening, then its sealed envelope is read, entities decoded; a page without one gives none', () => {
+    expect(requests.openedEnvelope('<pre class="content" id="note-content" dir="auto" data-request-envelope="vz1.a&#45;b.c">…</pre>')).toBe('vz1.a-b.c');
+    expect(requests.openedEnvelope('<p id="reveal-error">no</p>')).toBeNull();
+  });
+
+  it('when the commands are parsed, then each takes its own options and one link at most', () => {
+    expect(main.parseCommandLine(['request', '--label', 'x', '--count', '3', '--origin', 'https://a.example', '--origin', 'https://b.example']).options)
+      .toMatchObject({ label: 'x', count: '3', origin: ['https://a.example', 'https://b.example'] });
+    expect(main.parseCommandLine(['send', `https://v.example/q/${ID}`])).toMatchObject({ command: 'send', link: `https://v.example/q/${ID}` });
+    expect(main.parseCommandLine(['inbox', '--key-file', 'k', '--open', '2'])).toMatchObject({ command: 'inbox', options: { 'key-file': 'k', open: '2' } });
+    for (const argv of [['request', 'stray'], ['send', 'a', 'b'], ['inbox', '--label', 'x'], ['send', '--open', '1']]) {
+      expect(() => main.parseCommandLine(argv)).toThrow(errors.UsageError);
+    }
+    for (const name of ['vanish request', 'vanish send', 'vanish inbox', '--label', '--count', '--days', '--origin', '--key-file', '--open', '--all', '--close']) expect(main.USAGE).toContain(name);
+  });
+});
+
 describe('passcode sources', () => {
   let dir: string;
   beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'vanish-cli-passcode-')); });
@@ -262,6 +298,10 @@ describe('a note shown on a terminal', () => {
 describe('the envelope the package ships', () => {
   it('is byte for byte the web page\'s envelope (packages/envelope/envelope.js, served as /assets/envelope.js)', () => {
     expect(readFileSync(join(ROOT, 'packages/cli/lib/envelope.js')).equals(readFileSync(join(ROOT, 'packages/envelope/envelope.js')))).toBe(true);
+  });
+
+  it('ships the requests\' sealing byte for byte as the pages serve it (packages/envelope/request-seal.js, DECISIONS 15)', () => {
+    expect(readFileSync(join(ROOT, 'packages/cli/lib/request-seal.js')).equals(readFileSync(join(ROOT, 'packages/envelope/request-seal.js')))).toBe(true);
   });
 
   it('ships the file format byte for byte as the web page does (packages/envelope/file-stream.js, served as /assets/file-stream.js)', () => {

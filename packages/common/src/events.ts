@@ -57,7 +57,9 @@ export type MailCommand =
   /** `key_separately`: the note was sealed on its writer's machine and the link lacks its key (DECISIONS 13). */
   /** `lang`: the language of the page that created the note (a BCP 47 tag such as `de` or `pt-BR`); absent: English. */
   | { kind: 'link'; to: string; link: string; expiry_type: ExpiryType; expires_at: string; max_views: number; created_at: string; key_separately?: true; lang?: string }
-  | { kind: 'notification'; to: string; read_at: string; views_left: number; receipt_url?: string; lang?: string };
+  | { kind: 'notification'; to: string; read_at: string; views_left: number; receipt_url?: string; lang?: string }
+  /** DECISIONS 15: a submission arrived in a request's inbox (no link: the inbox link holds a key the server never has). */
+  | { kind: 'request'; to: string; submitted_at: string; number: number; max_submissions: number; lang?: string };
 
 export const MAIL_SEAL_PURPOSE = 'vanish.mail-command.v1';
 

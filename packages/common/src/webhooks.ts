@@ -18,6 +18,11 @@ export const WEBHOOK_TARGET_SEAL_PURPOSE = 'vanish.webhook-target.v1';
 /** The SPEC 6 kinds a webhook receives, and DECISIONS 16's `note.released`; `note.created` is internal only. */
 export const WEBHOOK_EVENT_NAMES = ['note.accessed', 'note.failed_access', 'note.expired', 'note.destroyed', 'note.released'] as const;
 export type WebhookEventName = (typeof WEBHOOK_EVENT_NAMES)[number];
+/**
+ * DECISIONS 15: a submission arrived in a request's inbox. Sent to the request's own webhook only (operator
+ * subscriptions receive note events), with the request's reference, never an id that opens anything.
+ */
+export const REQUEST_SUBMITTED_EVENT = 'request.submitted';
 
 export interface AccessDetails {
   /** The client address as the gateway determined it. */

@@ -1,7 +1,7 @@
 import { type ConsumerQueue } from '@vanish/bus';
 import { HEARTBEATS_QUEUE, NOTE_EVENTS_QUEUE, NOTE_EVENTS_RETRY_DELAYS_MS } from '@vanish/stats';
 import { MAIL_ROUTING_KEY } from '@vanish/mailer';
-import { WEBHOOK_EVENT_NAMES } from '@vanish/common';
+import { REQUEST_SUBMITTED_EVENT, WEBHOOK_EVENT_NAMES } from '@vanish/common';
 import { DEFAULT_RETRY_DELAYS_MS } from '@vanish/webhooks';
 
 /** The mailer's MAIL_QUEUE default (services/mailer/src/config.ts). */
@@ -22,6 +22,6 @@ export function vanishConsumerQueues(
     { queue: `${prefix}${NOTE_EVENTS_QUEUE}`, bindings: ['note.*'], retryDelaysMs: NOTE_EVENTS_RETRY_DELAYS_MS },
     { queue: `${prefix}${HEARTBEATS_QUEUE}`, bindings: ['health.*'], disposable: true },
     { queue: options.mailQueue ?? DEFAULT_MAIL_QUEUE, bindings: [MAIL_ROUTING_KEY] },
-    { queue: options.webhookQueue ?? DEFAULT_WEBHOOK_QUEUE, bindings: [...WEBHOOK_EVENT_NAMES], retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS },
+    { queue: options.webhookQueue ?? DEFAULT_WEBHOOK_QUEUE, bindings: [...WEBHOOK_EVENT_NAMES, REQUEST_SUBMITTED_EVENT], retryDelaysMs: options.webhookRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS },
   ];
 }

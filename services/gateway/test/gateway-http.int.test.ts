@@ -221,6 +221,18 @@ describe.each([
       expect(page.headers['x-frame-options']).toBe('DENY');
     });
 
+    it('when the request\'s embedded form or its script is relayed, then only the form lacks X-Frame-Options (its CSP decides, none by default) and only the script is for other sites (DECISIONS 15)', async () => {
+      notes.mode = 'ok';
+      const id = 'Q'.repeat(43);
+      const form = await send(`${gw.url}/embed/q/${id}`);
+      expect(form.headers['x-frame-options']).toBeUndefined();
+      expect(form.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+      expect(form.headers['cross-origin-resource-policy']).toBe('same-origin');
+      for (const path of [`/q/${id}`, `/i/${id}`, '/request', '/assets/app.js']) expectPageHeaders(await send(`${gw.url}${path}`));
+      const script = await send(`${gw.url}/assets/embed.js`);
+      expect([script.headers['cross-origin-resource-policy'], script.headers['access-control-allow-origin'], script.headers['x-frame-options']]).toEqual(['cross-origin', '*', 'DENY']);
+    });
+
     it('when HEAD is sent where GET works, then it is relayed', async () => {
       const answer = await send(`${gw.url}/api/view/${NOTE}.php`, { method: 'HEAD' });
       expect(answer.status).toBe(200);

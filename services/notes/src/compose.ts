@@ -44,6 +44,12 @@ import { bodyDeadline, createDownloadRoutes, createUploadRoutes } from './files/
 import { KnexFileRecords } from './files/knex-file-records';
 import { openFileStorage } from './files/storage/open-file-storage';
 import type { FileStorage } from './files/storage/ports';
+import { KnexRequestStore } from './adapters/db/knex-request-store';
+import { RequestCrypto } from './requests/request-crypto';
+import { RequestIds } from './requests/request-ids';
+import { createRequestMetrics } from './requests/request-metrics';
+import { createRequestApiRoutes, createRequestPageRoutes } from './requests/request-routes';
+import { RequestService } from './requests/request-service';
 
 /** What the all-in-one process and tests may inject (the module contract of the team brief). */
 export interface NotesServiceOverrides {
@@ -83,6 +89,8 @@ export interface NotesService {
   /** DECISIONS 14: files of notes, and the sweep that deletes what no live note needs. */
   readonly files: FileService;
   readonly fileSweeper: FileSweeper;
+  /** Requests: drop boxes sealed end to end (DECISIONS 15). */
+  readonly requests: RequestService;
   /** True once migrations have run against a reachable database. */
   isMigrated(): boolean;
   /** Resolves when migrations have completed (tests of a late database). */
@@ -186,6 +194,28 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     publicBaseUrl: config.publicBaseUrl, retentionHours: config.noteRetentionHours, logger: logger.child('notes/receipts'), events,
     webhooks: webhooks || undefined,
   });
+  const requestStore = new KnexRequestStore(knex, clock, { operationTimeoutMs: overrides.operationTimeoutMs });
+  const requests = new RequestService({
+    store: requestStore,
+    ids: new RequestIds(config.lookupKey),
+    crypto: new RequestCrypto(config.masterKeys),
+    notes,
+    noteLookup: (uuid) => crypto.lookup(uuid),
+    mailSealer: config.mailSealing.kind === 'to-mailer'
+      ? new ConsumerSealer(config.mailSealing.publicKeys, MAIL_SEAL_PURPOSE)
+      : new MessageSealer(config.mailSealing.keys, MAIL_SEAL_PURPOSE),
+    webhooks: webhooks || undefined,
+    webhookEventSealer: config.webhookPublicKeys ? new ConsumerSealer(config.webhookPublicKeys, WEBHOOK_SEAL_PURPOSE) : undefined,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    logger: logger.child('notes/requests'),
+    metrics: createRequestMetrics(registry),
+  });
+  // A request is kept while a submission's note lives, and a retention after its date or closing (DECISIONS 15).
+  const requestPurger = new ReceiptPurger({
+    receipts: requestStore, what: 'ended requests', clock, retentionHours: config.noteRetentionHours, intervalMs: config.sweepIntervalMs,
+    logger: logger.child('notes/request-purger'), reportedAsOutage: reportedAsOutage('request purge'),
+  });
   const receiptPurger = new ReceiptPurger({
     receipts: receiptStore, clock, retentionHours: config.noteRetentionHours, intervalMs: config.sweepIntervalMs, logger: logger.child('notes/receipt-purger'),
     reportedAsOutage: reportedAsOutage('receipt purge'),
@@ -217,6 +247,10 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     receipts, signer: receiptSigner, formTokens, publicBaseUrl: config.publicBaseUrl, logger: logger.child('notes/receipts'), outages, isAvailable: () => migrated, translations,
   };
   app.use('/api/receipt', createReceiptApiRoutes(receiptRoutes));
+  const requestRoutes = {
+    requests, publicBaseUrl: config.publicBaseUrl, logger, outages, isAvailable: () => migrated, translations, production: config.production,
+  };
+  app.use('/api', createRequestApiRoutes(requestRoutes));
   app.use('/api', createApiRoutes({ notes, logger, outages, isAvailable: () => migrated, operationTimeoutMs: overrides.operationTimeoutMs }));
   app.use(createReleaseRoutes(release.text));
   // DECISIONS 14: uploads (tus) and downloads, before the pages' catch-all.
@@ -224,6 +258,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   app.use('/files/uploads', createUploadRoutes(fileRoutes));
   app.use('/files/d', createDownloadRoutes(fileRoutes));
   app.use(createReceiptPageRoutes(receiptRoutes));
+  app.use(createRequestPageRoutes(requestRoutes));
   app.use(createPageRoutes({
     notes,
     formTokens,
@@ -289,6 +324,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   const startWorkers = async () => {
     sweeper.start();
     receiptPurger.start();
+    requestPurger.start();
     if (!bus && config.amqpUrl) {
       const rabbit = await RabbitMqBus.connect({
         url: config.amqpUrl,
@@ -341,6 +377,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
       await sweeper.stop();
       await receiptPurger.stop();
       await sweepFiles.settled();
+      await requestPurger.stop();
     });
     // A reachable database is migrated before start() resolves; an unreachable one is retried
     // in the background while the service already answers (503 for note operations).
@@ -378,6 +415,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     receipts,
     files,
     fileSweeper: sweepFiles,
+    requests,
     isMigrated: () => migrated,
     whenMigrated: () => migratedPromise,
   };

@@ -1,5 +1,5 @@
 import {
-  ConsumerOpener, Lifecycle, Outages, dependencyFailureCounter, WEBHOOK_EVENT_NAMES, WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, createAdminApp, createLogger,
+  ConsumerOpener, Lifecycle, Outages, dependencyFailureCounter, WEBHOOK_EVENT_NAMES, REQUEST_SUBMITTED_EVENT, WEBHOOK_SEAL_PURPOSE, WEBHOOK_TARGET_SEAL_PURPOSE, createAdminApp, createLogger,
   createRegistry, ADMIN_LISTEN, listen, systemClock, type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Subscription,
 } from '@vanish/common';
 import { InProcessBus, RabbitMqBus } from '@vanish/bus';
@@ -126,7 +126,7 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
     if (ownBus) lifecycle.add('bus', () => ownBus!.close());
     subscription = await bus.consume({
       queue: config.queue,
-      bindings: [...WEBHOOK_EVENT_NAMES],
+      bindings: [...WEBHOOK_EVENT_NAMES, REQUEST_SUBMITTED_EVENT],
       prefetch: config.prefetch,
       maxAttempts: BUS_MAX_ATTEMPTS,
       retryDelaysMs: config.retryDelaysMs,

@@ -23,6 +23,16 @@ describe('matchRoute', () => {
     // Files (DECISIONS 14): tus uploads (OPTIONS relayed) and downloads; the byte limit is the relay's own.
     [`/files/uploads/${'T'.repeat(43)}`, '/files/uploads/:token', 'notes', { HEAD: undefined, PATCH: undefined, OPTIONS: undefined }],
     [`/files/d/${'T'.repeat(43)}`, '/files/d/:token', 'notes', { GET: undefined, HEAD: undefined }],
+    // Requests (DECISIONS 15): making one and each submission count as creates; reading and opening as views.
+    ['/api/request.php', '/api/request.php', 'notes', { POST: 'create' }],
+    [`/api/request/${'Q'.repeat(43)}.php`, '/api/request/:id.php', 'notes', { GET: 'view', HEAD: 'view', POST: 'create' }],
+    [`/api/inbox/${'I'.repeat(43)}.php`, '/api/inbox/:id.php', 'notes', { GET: 'view', HEAD: 'view' }],
+    ['/request', '/request', 'notes', { GET: undefined, HEAD: undefined }],
+    [`/q/${'Q'.repeat(43)}`, '/q/:id', 'notes', { GET: 'view', HEAD: 'view' }],
+    [`/embed/q/${'Q'.repeat(43)}`, '/embed/q/:id', 'notes', { GET: 'view', HEAD: 'view' }],
+    [`/i/${'I'.repeat(43)}`, '/i/:id', 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }],
+    [`/i/${'I'.repeat(43)}/close`, '/i/:id/close', 'notes', { POST: 'view' }],
+    ['/assets/embed.js', '/assets/embed.js', 'notes', { GET: undefined, HEAD: undefined }],
   ])('when the path is %s, then the route is %s on %s with its limits', (path, template, upstream, methods) => {
     const match = matchRoute(path);
     expect(match.found).toBe(true);
@@ -30,6 +40,14 @@ describe('matchRoute', () => {
     expect(match.route.template).toBe(template);
     expect(match.route.upstream).toBe(upstream);
     expect(match.route.methods).toEqual(methods);
+  });
+
+  it('when the routes are listed, then only the embedded form may be framed and only the embed script is for other sites; request and inbox ids are secret paths', () => {
+    expect(ROUTES.filter((candidate) => candidate.embed === 'frame').map((candidate) => candidate.template)).toEqual(['/embed/q/:id']);
+    expect(ROUTES.filter((candidate) => candidate.embed === 'script').map((candidate) => candidate.template)).toEqual(['/assets/embed.js']);
+    for (const template of ['/api/request/:id.php', '/api/inbox/:id.php', '/q/:id', '/embed/q/:id', '/i/:id', '/i/:id/close']) {
+      expect([template, ROUTES.find((candidate) => candidate.template === template)?.secretPath]).toEqual([template, true]);
+    }
   });
 
   it('when an /api path is unknown, then it is not found and named /api/*', () => {

@@ -26,6 +26,12 @@ export interface GatewayRoute {
    * deadline but an idle timeout, and FILE_BYTES_PER_HOUR on upload bytes.
    */
   files: boolean;
+  /**
+   * DECISIONS 15: the request's embedded form is the one page that may be framed, by the origins its own
+   * Content-Security-Policy names (frame-ancestors): the gateway sends no X-Frame-Options there. `script`: the
+   * embed script, which other sites load (with its integrity hash, so in CORS mode).
+   */
+  embed?: 'frame' | 'script';
 }
 
 const route = (
@@ -34,8 +40,10 @@ const route = (
   pattern: RegExp,
   upstream: UpstreamName,
   methods: Record<string, LimitedAction | undefined>,
-  { secretPath = false, sharedRead = false, files = false } = {},
-): GatewayRoute => ({ template, kind, pattern, upstream, methods, secretPath, sharedRead, files, allow: allowedMethods({ methods }).join(', ') });
+  { secretPath = false, sharedRead = false, files = false, embed }: { secretPath?: boolean; sharedRead?: boolean; files?: boolean; embed?: 'frame' | 'script' } = {},
+): GatewayRoute => ({
+  template, kind, pattern, upstream, methods, secretPath, sharedRead, files, allow: allowedMethods({ methods }).join(', '), ...(embed ? { embed } : {}),
+});
 
 /**
  * The gateway's whole public surface (brief "Web routes" and "API"; DECISIONS 5 for the limits).
@@ -46,9 +54,14 @@ export const ROUTES: readonly GatewayRoute[] = [
   route('/api/view/:uuid.php', 'api', /^\/api\/view\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
   // Receipts (DECISIONS 12): reads count as views (DECISIONS 5), the id is a secret path.
   route('/api/receipt/:id.php', 'api', /^\/api\/receipt\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
+  // Requests (DECISIONS 15): making one and each submission count as creates, reads as views; the ids are secrets.
+  route('/api/request.php', 'api', /^\/api\/request\.php$/, 'notes', { POST: 'create' }),
+  route('/api/request/:id.php', 'api', /^\/api\/request\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'create' }, { secretPath: true }),
+  route('/api/inbox/:id.php', 'api', /^\/api\/inbox\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
   route('/api/stats.php', 'api', /^\/api\/stats\.php$/, 'stats', { GET: 'stats', HEAD: 'stats' }, { sharedRead: true }),
   route('/api/openapi.json', 'api', /^\/api\/openapi\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/', 'page', /^\/$/, 'notes', { GET: undefined, HEAD: undefined, POST: 'create' }),
+  route('/assets/embed.js', 'page', /^\/assets\/embed\.js$/, 'notes', { GET: undefined, HEAD: undefined }, { embed: 'script' }),
   route('/assets/*', 'page', /^\/assets\/[^?#]+$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/favicon.ico', 'page', /^\/favicon\.ico$/, 'notes', { GET: undefined, HEAD: undefined }),
   route('/.well-known/vanish-receipt-keys.json', 'page', /^\/\.well-known\/vanish-receipt-keys\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
@@ -59,6 +72,11 @@ export const ROUTES: readonly GatewayRoute[] = [
   route('/r/:id', 'page', /^\/r\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
   // DECISIONS 16: "I am still here", a dead-man's switch's check-in (a form post from the receipt page or the CLI).
   route('/r/:id/checkin', 'page', /^\/r\/[^/]+\/checkin$/, 'notes', { POST: 'view' }, { secretPath: true }),
+  route('/request', 'page', /^\/request$/, 'notes', { GET: undefined, HEAD: undefined }),
+  route('/q/:id', 'page', /^\/q\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
+  route('/embed/q/:id', 'page', /^\/embed\/q\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true, embed: 'frame' }),
+  route('/i/:id', 'page', /^\/i\/[^/]+$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
+  route('/i/:id/close', 'page', /^\/i\/[^/]+\/close$/, 'notes', { POST: 'view' }, { secretPath: true }),
   route('/unsubscribe/:token', 'page', /^\/unsubscribe\/[^/]+$/, 'mailer', { GET: 'view', HEAD: 'view', POST: 'view' }, { secretPath: true }),
   // Files (DECISIONS 14): tus uploads (OPTIONS is tus's own discovery, answered by notes) and downloads.
   route('/files/uploads/:token', 'page', /^\/files\/uploads\/[^/]+$/, 'notes', { HEAD: undefined, PATCH: undefined, OPTIONS: undefined }, { secretPath: true, files: true }),

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { API_VERSION, baseSecurityHeaders, PAGE_CSP } from '@vanish/common';
+import type { GatewayRoute } from './route-table';
 
 const HSTS = 'max-age=31536000; includeSubDomains';
 
@@ -13,8 +14,16 @@ export function applyAnswerHeaders(req: Request, res: Response): void {
   if (res.locals.routeKind === 'api') {
     res.setHeader('API-Version', API_VERSION);
   } else {
+    const embed = (res.locals.route as GatewayRoute | undefined)?.embed;
     if (!res.hasHeader('Content-Security-Policy')) res.setHeader('Content-Security-Policy', PAGE_CSP);
-    res.setHeader('X-Frame-Options', 'DENY');
+    // DECISIONS 15: the embedded form is framed only where its own CSP's frame-ancestors allows (the strict
+    // default above, frame-ancestors 'none', stands until the page brings its own); every other page is DENY.
+    if (embed === 'frame') res.removeHeader('X-Frame-Options');
+    else res.setHeader('X-Frame-Options', 'DENY');
+    if (embed === 'script') {
+      res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
+      res.setHeader('Access-Control-Allow-Origin', '*');
+    }
   }
   if (req.secure) res.setHeader('Strict-Transport-Security', HSTS);
 }

@@ -48,4 +48,14 @@ describe('parseMailCommand', () => {
     expect(() => parseEnvelope('nope')).toThrow(InvalidMailCommand);
     expect(parseEnvelope(JSON.stringify({ id: 'x1', event: 'mail.send', version: 1, timestamp: 't', sealed: 's' })).id).toBe('x1');
   });
+  it('when a request command comes (DECISIONS 15), then it passes with its counts, and its e-mail holds no link in any language', () => {
+    const command = parseMailCommand(JSON.stringify({ kind: 'request', to: 'a@example.com', submitted_at: '2026-01-01 10:00:00', number: 2, max_submissions: 3, lang: 'ar' }));
+    expect(command).toEqual({ kind: 'request', to: 'a@example.com', submitted_at: '2026-01-01 10:00:00', number: 2, max_submissions: 3, lang: 'ar' });
+    expect(() => parseMailCommand(JSON.stringify({ kind: 'request', to: 'a@example.com', submitted_at: '2026-01-01 10:00:00', number: 0, max_submissions: 3 }))).toThrow();
+    for (const lang of ['en', 'de', 'ja', 'ar']) {
+      const mail = renderEmail({ ...command, lang } as MailCommand, 'https://vanish.test/unsubscribe/x');
+      expect(mail.subject).toContain('vanish');
+      expect(mail.text.replace('https://vanish.test/unsubscribe/x', '')).not.toMatch(/https?:/);
+    }
+  });
 });

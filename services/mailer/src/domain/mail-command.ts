@@ -74,6 +74,17 @@ export function parseMailCommand(json: string): MailCommand {
       ...lang,
     };
   }
+  if (v.kind === 'request') {
+    // DECISIONS 15: a submission arrived; no link (the inbox link holds a key the server never had), no label.
+    for (const name of ['number', 'max_submissions'] as const) {
+      if (!Number.isInteger(v[name]) || (v[name] as number) < 1 || (v[name] as number) > 1000) throw new InvalidMailCommand(`${name} is not an integer from 1 to 1000`);
+    }
+    return {
+      kind: 'request', to, submitted_at: timestamp(v.submitted_at, 'submitted_at'),
+      number: v.number as number, max_submissions: v.max_submissions as number,
+      ...lang,
+    };
+  }
   throw new InvalidMailCommand('unknown mail kind');
 }
 

@@ -18,11 +18,14 @@ export interface RenderedEmail {
  */
 export function renderEmail(command: MailCommand, unsubscribeUrl: string): RenderedEmail {
   const t = mailTranslator(command.lang);
-  return command.kind === 'link' ? renderLink(t, command, unsubscribeUrl) : renderNotification(t, command, unsubscribeUrl);
+  if (command.kind === 'link') return renderLink(t, command, unsubscribeUrl);
+  if (command.kind === 'request') return renderRequestSubmission(t, command, unsubscribeUrl);
+  return renderNotification(t, command, unsubscribeUrl);
 }
 
 type LinkCommand = Extract<MailCommand, { kind: 'link' }>;
 type NotificationCommand = Extract<MailCommand, { kind: 'notification' }>;
+type RequestSubmissionCommand = Extract<MailCommand, { kind: 'request' }>;
 const product = PRODUCT_NAME;
 
 function renderLink(t: MailTranslator, command: LinkCommand, unsubscribeUrl: string): RenderedEmail {
@@ -71,6 +74,19 @@ function renderNotification(t: MailTranslator, command: NotificationCommand, uns
     `<p>${escapeHtml(t.t('mail.hello'))}</p>`, ...lines.map((line) => `<p>${escapeHtml(line)}</p>`),
     ...(receipt ? [`<p>${escapeHtml(t.t('notification.receipt'))}</p>`, `<p><a href="${escapeHtml(receipt)}">${escapeHtml(receipt)}</a></p>`] : []),
   ], unsubscribeUrl);
+  return { subject, text, html };
+}
+
+/** DECISIONS 15: an answer arrived in a request's inbox. No link and no label: the requester knows both. */
+function renderRequestSubmission(t: MailTranslator, command: RequestSubmissionCommand, unsubscribeUrl: string): RenderedEmail {
+  const subject = t.t('request.subject', { product });
+  const lines = [
+    t.t('request.arrived', { product, at: when(t, command.submitted_at), number: command.number, max: command.max_submissions }),
+    t.t('request.open'),
+    t.t('request.safety'),
+  ];
+  const text = [t.t('mail.hello'), '', ...lines.flatMap((line) => [line, '']), t.t('mail.unsubscribeText', { product, url: unsubscribeUrl }), ''].join('\n');
+  const html = page(t, subject, [`<p>${escapeHtml(t.t('mail.hello'))}</p>`, ...lines.map((line) => `<p>${escapeHtml(line)}</p>`)], unsubscribeUrl);
   return { subject, text, html };
 }
 

@@ -1,6 +1,6 @@
 import { AppError, DependencyUnavailableError, NoteNotFoundError, ValidationError, formatTimestamp, type Clock, type Logger, type MessageSealing, type OutgoingMessage } from '@vanish/common';
 import { hasLoneSurrogate } from './create-note-validator';
-import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealResult } from './notes';
+import type { CreateNoteInput, CreatedNote, NoteMetadata, NotesApi, RevealOptions, RevealResult } from './notes';
 import type { NoteCrypto, OpenedNote, SealedNote } from './note-crypto';
 import { packNotificationAddress, unpackNotificationAddress } from './notification-address';
 import { mailCommandMessage, noteEventMessage, notifyObserver, type NoteEventsObserver } from './note-events';
@@ -100,10 +100,12 @@ export class NoteService implements NotesApi {
       if (!this.files) throw new DependencyUnavailableError('file storage', 'This service keeps no files');
       this.files.checkLimits(fileSizes);
     }
-    let webhook: { sealedTarget: string; secret: string } | null = null;
+    let webhook: { sealedTarget: string; secret?: string } | null = null;
     if (input.webhookUrl) {
       if (!this.webhooks) throw webhooksDisabledError();
       webhook = await this.webhooks.register(input.webhookUrl);
+    } else if (input.webhookTarget) {
+      webhook = { sealedTarget: input.webhookTarget };
     }
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + (input.expiryType === 'view' ? this.retentionMs : input.expiryHours * HOUR_MS));
@@ -179,7 +181,7 @@ export class NoteService implements NotesApi {
     return {
       uuid, url, expiryType: input.expiryType, expiresAt, maxViews, hasPasscode: note.hasPasscode, createdAt: now, noteRef: note.noteRef,
       ...receiptUrl,
-      ...(webhook ? { webhookSecret: webhook.secret } : {}),
+      ...(webhook?.secret !== undefined ? { webhookSecret: webhook.secret } : {}),
       ...(controls ? { controls: controlsView(controls, now) } : {}),
       ...(prepared ? { uploads: prepared.uploads.map((upload) => ({ url: this.files!.uploadUrl(upload.token), size: upload.size })) } : {}),
     };
@@ -203,8 +205,9 @@ export class NoteService implements NotesApi {
     };
   }
 
-  async reveal(uuid: string, passcode: string | null, keyCheck: string | null = null, access?: RequestAccess): Promise<RevealResult> {
-    const context = { uuid, access: access ?? null };
+  async reveal(uuid: string, passcode: string | null, keyCheck: string | null = null, access?: RequestAccess, options: RevealOptions = {}): Promise<RevealResult> {
+    // DECISIONS 15: a request's submission is opened from its inbox; no one presented its link, so no event names it.
+    const context = { uuid: options.withoutNoteId ? null : uuid, access: access ?? null };
     const lookup = this.crypto.lookup(uuid);
     const seenAt = this.clock.now();
     const note = await this.store.findActive(lookup, seenAt);

@@ -20,6 +20,11 @@ export interface CreateNoteInput {
   sendLinkEmail: string | null;
   /** DECISIONS 11: where this note's events are sent (syntax checked; addresses checked at creation). */
   webhookUrl?: string | null;
+  /**
+   * DECISIONS 15: a webhook target already registered and sealed (a request's, for its submissions): the
+   * note's events go there, and no new secret is made or answered.
+   */
+  webhookTarget?: string | null;
   /** The language of the page that created the note (issue 20): its link e-mail is written in it. Absent: English. */
   lang?: string;
   /** DECISIONS 16: the first reveal ends the note at most this many minutes later. */
@@ -102,6 +107,11 @@ export type RevealResult =
   | { outcome: 'not_yet'; opensAt: Date | null }
   | { outcome: 'not_found' };
 
+export interface RevealOptions {
+  /** DECISIONS 15: the reveal of a request's submission from its inbox: the note's events carry no note_id. */
+  withoutNoteId?: boolean;
+}
+
 export interface NotesApi {
   create(input: CreateNoteInput): Promise<CreatedNote>;
   /** Never changes current_views. Throws NoteNotFoundError for unknown, destroyed and expired notes alike. */
@@ -110,7 +120,7 @@ export interface NotesApi {
    * Checks the passcode (a decryption), claims one view atomically, destroys at max_views, and
    * returns the content only after the claim committed. Tampered rows throw (500, no view counted).
    */
-  reveal(uuid: string, passcode: string | null, keyCheck?: string | null, access?: RequestAccess): Promise<RevealResult>;
+  reveal(uuid: string, passcode: string | null, keyCheck?: string | null, access?: RequestAccess, options?: RevealOptions): Promise<RevealResult>;
   /** Operator takedown of a reported link: note.destroyed with reason `takedown`. */
   takedown(uuid: string): Promise<boolean>;
 }

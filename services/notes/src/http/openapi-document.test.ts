@@ -103,20 +103,22 @@ describe('the OpenAPI document', () => {
     expect(doc.components.headers.PermissionsPolicy.schema.const).toBe(PERMISSIONS_POLICY);
   });
 
-  it('when the error codes are listed, then they are exactly the DECISIONS 4, 8, 11, 13, 14 and 16 codes', () => {
+  it('when the error codes are listed, then they are exactly the DECISIONS 4, 8, 11, 13, 14, 15 and 16 codes', () => {
     expect([...doc.components.schemas.ErrorCode.enum].sort()).toEqual([
       'CONTENT_TOO_LONG', 'DOWNLOAD_EXPIRED', 'FILES_TOO_LARGE', 'HTTPS_REQUIRED', 'INTERNAL_ERROR',
-      'INVALID_AVAILABLE_FROM', 'INVALID_CONTENT', 'INVALID_CONTENT_TYPE', 'INVALID_EMAIL', 'INVALID_EXPIRY_TIME',
-      'INVALID_EXPIRY_TYPE', 'INVALID_FILES', 'INVALID_JSON', 'INVALID_KEY_CHECK', 'INVALID_MAX_VIEWS',
-      'INVALID_PASSCODE', 'INVALID_RELEASE_AFTER_SILENCE', 'INVALID_SHRINK_AFTER_FIRST_VIEW', 'INVALID_UPLOAD',
-      'INVALID_WEBHOOK_URL', 'METHOD_NOT_ALLOWED', 'NOTE_NOT_FOUND', 'NOT_FOUND', 'OFFSET_MISMATCH',
-      'PAYLOAD_TOO_LARGE', 'RANGE_NOT_SATISFIABLE', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'TUS_VERSION_UNSUPPORTED',
-      'UPLOAD_COMPLETE', 'UPLOAD_TOO_LARGE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE',
+      'INVALID_ALLOWED_ORIGINS', 'INVALID_ALLOW_FILES', 'INVALID_AVAILABLE_FROM', 'INVALID_CONTENT',
+      'INVALID_CONTENT_TYPE', 'INVALID_EMAIL', 'INVALID_EXPIRY_TIME', 'INVALID_EXPIRY_TYPE', 'INVALID_FILES',
+      'INVALID_JSON', 'INVALID_KEY_CHECK', 'INVALID_LABEL', 'INVALID_MAX_SUBMISSIONS', 'INVALID_MAX_VIEWS',
+      'INVALID_OPEN_DAYS', 'INVALID_PASSCODE', 'INVALID_PUBLIC_KEY', 'INVALID_RELEASE_AFTER_SILENCE',
+      'INVALID_SHRINK_AFTER_FIRST_VIEW', 'INVALID_UPLOAD', 'INVALID_WEBHOOK_URL', 'LABEL_TOO_LONG',
+      'METHOD_NOT_ALLOWED', 'NOTE_NOT_FOUND', 'NOT_FOUND', 'OFFSET_MISMATCH', 'PAYLOAD_TOO_LARGE',
+      'RANGE_NOT_SATISFIABLE', 'RATE_LIMITED', 'REQUEST_CLOSED', 'REQUEST_NOT_FOUND', 'SERVICE_UNAVAILABLE',
+      'TUS_VERSION_UNSUPPORTED', 'UPLOAD_COMPLETE', 'UPLOAD_TOO_LARGE', 'UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE',
     ]);
   });
 
   it('when its webhooks are listed, then each SPEC 6 kind is a signed POST of the WebhookEvent body, and a conforming payload passes while a wrong one fails', () => {
-    expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_NAMES].sort());
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_NAMES, 'request.submitted'].sort());
     for (const name of WEBHOOK_EVENT_NAMES) {
       const post = doc.webhooks[name].post as Json;
       expect(post.parameters.filter((p: Json) => p.in === 'header' && p.required).map((p: Json) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
@@ -132,6 +134,10 @@ describe('the OpenAPI document', () => {
     expect(checker.webhookProblems({ headers, body: JSON.stringify({ ...expired, data: { ...expired.data, uuid: 'x' } }) })).not.toEqual([]);
     expect(checker.webhookProblems({ headers: { ...headers, 'webhook-signature': 'sha256=abc' }, body: JSON.stringify(expired) })).not.toEqual([]);
     expect(checker.webhookProblems({ headers, body: JSON.stringify({ ...expired, event: 'note.created' }) })).toEqual(['the document has no webhook "note.created"']);
+    // DECISIONS 15: request.submitted has a body of its own, with no id that opens anything.
+    const [submitted] = doc.components.schemas.RequestSubmittedEvent.examples;
+    expect(checker.webhookProblems({ headers, body: JSON.stringify(submitted) })).toEqual([]);
+    expect(checker.webhookProblems({ headers, body: JSON.stringify({ ...submitted, data: { ...submitted.data, request_id: 'x' } }) })).not.toEqual([]);
   });
 
   it('when the SPEC request limits are read from it, then they match SPEC 4.1 and 8', () => {

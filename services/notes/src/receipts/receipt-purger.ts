@@ -13,7 +13,9 @@ export class ReceiptPurger {
   private stopped = true;
 
   constructor(private readonly options: {
-    receipts: ReceiptStore; clock: Clock; retentionHours: number; intervalMs: number; logger: Logger; batchSize?: number;
+    receipts: Pick<ReceiptStore, 'purgeEnded'>; clock: Clock;
+    /** What is purged, for the log line (default `ended receipts`). */
+    what?: string; retentionHours: number; intervalMs: number; logger: Logger; batchSize?: number;
     /** Told of a failed purge first: true when it was logged as part of the database's outage. */
     reportedAsOutage?: (err: unknown) => boolean;
   }) {}
@@ -48,10 +50,10 @@ export class ReceiptPurger {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.running = this.purgeOnce()
-        .then((purged) => { if (purged > 0) this.options.logger.info('ended receipts purged', { count: purged }); })
+        .then((purged) => { if (purged > 0) this.options.logger.info(`${this.options.what ?? 'ended receipts'} purged`, { count: purged }); })
         .catch((err: unknown) => {
           if (this.options.reportedAsOutage?.(err)) return;
-          this.options.logger.warn('receipt purge failed; will retry', { err: (err as Error).message });
+          this.options.logger.warn(`${this.options.what ?? 'receipt'} purge failed; will retry`, { err: (err as Error).message });
         })
         .finally(() => { this.running = undefined; this.schedule(this.options.intervalMs); });
     }, delayMs);

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PAGE_ASSETS } from '../http/pages/assets';
+import { REQUEST_PAGE_ASSETS } from '../requests/request-assets';
 import { canonicalJson } from '../receipts/receipt-signer';
 
 /**
@@ -34,7 +35,8 @@ export function sha384Integrity(body: string | Buffer): string {
 
 export function buildReleaseManifest(version: string, commit: string): ReleaseManifest {
   const assets: Record<string, string> = {};
-  for (const asset of PAGE_ASSETS) assets[asset.path] = sha384Integrity(Buffer.from(asset.body, 'utf8'));
+  // DECISIONS 17: every script and stylesheet a page may load, the requests' pages (DECISIONS 15) included.
+  for (const asset of [...PAGE_ASSETS, ...REQUEST_PAGE_ASSETS]) assets[asset.path] = sha384Integrity(Buffer.from(asset.body, 'utf8'));
   return { format: 'vanish-release/1', name: 'vanish', version, commit, assets };
 }
 

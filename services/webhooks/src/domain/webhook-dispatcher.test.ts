@@ -56,10 +56,34 @@ function setUp(answer: (request: WebhookRequest) => number) {
     });
     return { id, routingKey: 'note.accessed', body, attempt };
   };
-  return { dispatcher, sent, store, message, hosts };
+  /** DECISIONS 15: a request's event, as notes writes it (its part carries only the request's target). */
+  const requestMessage = (id = 'r1') => {
+    const part: SealedWebhookPart = {
+      note_id: null, access_details: null,
+      target: targetSealer.seal(JSON.stringify({ url: 'https://hooks.example.com/req', secret: `whsec_${Buffer.alloc(24, 4).toString('base64')}` })),
+    };
+    const body = JSON.stringify({
+      id, event: 'request.submitted', version: 1, timestamp: '2026-01-01T00:00:00.000Z',
+      data: { note_id: 'a'.repeat(32), request_ref: 'a'.repeat(32), note_ref: 'b'.repeat(32), submission: 2, submissions_left: 1, size: 99 },
+      webhook: eventSealer.seal(JSON.stringify(part)),
+    });
+    return { id, routingKey: 'request.submitted', body, attempt: 1 };
+  };
+  return { dispatcher, sent, store, message, requestMessage, hosts };
 }
 
 describe('WebhookDispatcher', () => {
+  it('when a request.submitted event comes, then only the request\'s webhook gets it, signed, with the references and counts alone', async () => {
+    const { dispatcher, sent, requestMessage } = setUp(() => 204);
+    await dispatcher.handle(requestMessage());
+    expect(sent.map((request) => request.url)).toEqual(['https://hooks.example.com/req']);
+    expect(JSON.parse(sent[0]!.body)).toEqual({
+      event: 'request.submitted', timestamp: '2026-01-01T00:00:00.000Z',
+      data: { request_ref: 'a'.repeat(32), note_ref: 'b'.repeat(32), submission: 2, submissions_left: 1 },
+    });
+    expect(sent[0]!.headers['webhook-id']).toBe('r1');
+  });
+
   it('when an event has a note webhook and an operator subscription, then the operator gets a pseudonym and no client address', async () => {
     const { dispatcher, sent, message } = setUp(() => 204);
     await dispatcher.handle(message());

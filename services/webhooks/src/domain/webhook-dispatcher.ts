@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import {
-  PermanentMessageFailure, RetryMessageLater, WEBHOOK_EVENT_NAMES,
+  PermanentMessageFailure, REQUEST_SUBMITTED_EVENT, RetryMessageLater, WEBHOOK_EVENT_NAMES,
   type Clock, type IncomingMessage, type Logger, type MessageOpening, type NoteEvent, type SealedWebhookPart, type WebhookTarget,
 } from '@vanish/common';
 import type { OperatorSubscription } from '../config';
@@ -22,11 +22,18 @@ export interface WebhookPayload {
   };
 }
 
+/** DECISIONS 15: `request.submitted`, about a request (its reference) and the submission's note (its reference). */
+export interface RequestWebhookPayload {
+  event: typeof REQUEST_SUBMITTED_EVENT;
+  timestamp: string;
+  data: { request_ref: string; note_ref: string; submission: number; submissions_left: number };
+}
+
 interface Target {
   key: string;
   url: string;
   secret: string;
-  payload: WebhookPayload;
+  payload: WebhookPayload | RequestWebhookPayload;
   noteWebhook: boolean;
 }
 
@@ -50,7 +57,7 @@ export interface WebhookDispatcherOptions {
   metrics: WebhooksMetrics;
 }
 
-const WEBHOOK_KINDS: ReadonlySet<string> = new Set(WEBHOOK_EVENT_NAMES);
+const WEBHOOK_KINDS: ReadonlySet<string> = new Set([...WEBHOOK_EVENT_NAMES, REQUEST_SUBMITTED_EVENT]);
 const NOTE_TARGET = 'note';
 /** What one target's delivery came to: done (2xx, 410, refused), failed (counts as an attempt), deferred (does not). */
 type TargetOutcome = { kind: 'done' } | { kind: 'failed'; attempt: number } | { kind: 'deferred'; delayMs: number };
@@ -131,6 +138,26 @@ export class WebhookDispatcher {
       reason: envelope.event === 'note.destroyed' || envelope.event === 'note.expired' ? envelope.data.reason : undefined,
     };
     const targets: Target[] = [];
+    if (envelope.event === (REQUEST_SUBMITTED_EVENT as string)) {
+      // A request's event goes to the request's own webhook alone.
+      if (!part?.target || gone) return targets;
+      const target = this.openTarget(part.target);
+      const data = envelope.data as unknown as Record<string, unknown>;
+      targets.push({
+        key: NOTE_TARGET, url: target.url, secret: target.secret, noteWebhook: true,
+        payload: {
+          event: REQUEST_SUBMITTED_EVENT,
+          timestamp: envelope.timestamp,
+          data: {
+            request_ref: String(data.request_ref ?? noteRef),
+            note_ref: String(data.note_ref ?? ''),
+            submission: Number(data.submission),
+            submissions_left: Number(data.submissions_left),
+          },
+        },
+      });
+      return targets;
+    }
     if (part?.target && !gone) {
       let target: WebhookTarget;
       try {
@@ -164,6 +191,14 @@ export class WebhookDispatcher {
       }
     }
     return targets;
+  }
+
+  private openTarget(sealed: string): WebhookTarget {
+    try {
+      return JSON.parse(this.options.targetOpener.open(sealed)) as WebhookTarget;
+    } catch {
+      throw new PermanentMessageFailure('the webhook target does not open with WEBHOOK_PRIVATE_KEYS');
+    }
   }
 
   /** One target's delivery; `attempt` is its delivery attempt number (recorded attempts + 1). */

@@ -9,6 +9,7 @@ import * as addKeyCheckBox from '../../migrations/20261125100000_add_key_check_b
 import * as addWebhookBox from '../../migrations/20261125100000_add_webhook_box';
 import * as addReceiptReleaseDigest from '../../migrations/20261127090000_add_receipt_release_digest';
 import * as createNoteFiles from '../../migrations/20261127100000_create_note_files';
+import * as createRequests from '../../migrations/20261127200000_create_requests';
 import * as addTimeControls from '../../migrations/20261127300000_add_time_controls';
 
 /** Every migration, in order. Listed statically so they run the same under jest and from dist. */
@@ -22,6 +23,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125100000_add_webhook_box', addWebhookBox],
   ['20261127090000_add_receipt_release_digest', addReceiptReleaseDigest],
   ['20261127100000_create_note_files', createNoteFiles],
+  ['20261127200000_create_requests', createRequests],
   ['20261127300000_add_time_controls', addTimeControls],
 ];
 

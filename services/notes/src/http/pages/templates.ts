@@ -1,6 +1,7 @@
 import { THEMES, type Theme } from '@vanish/common';
 import type { CreatedNote, NoteMetadata, RevealedFile, TimeControlsView } from '../../domain/notes';
 import { ASSET_INTEGRITY } from './assets';
+import { REQUEST_ASSET_INTEGRITY } from '../../requests/request-assets';
 import type { ExpiryPreset } from './expiry-presets';
 import { type Html, html, raw } from './html';
 import type { Locale, Translator } from './i18n';
@@ -47,12 +48,14 @@ function switcher(ctx: PageContext): Html {
 
 /**
  * `qr`: the page draws a QR code in the browser (the created page, and the create page that becomes it).
- * `upload`: the page uploads files with tus (the create page, DECISIONS 14).
+ * `upload`: the page uploads files with tus (the create page, DECISIONS 14). `requests`: a requests page
+ * (DECISIONS 15) that seals or opens with the request's keys. `embedded`: the sender's form made to be framed
+ * (no header, no footer, no links away).
  */
-export function layout(ctx: PageContext, title: string, body: Html, options: { qr?: boolean; upload?: boolean } = {}): string {
+export function layout(ctx: PageContext, title: string, body: Html, options: { qr?: boolean; upload?: boolean; requests?: boolean; embedded?: boolean } = {}): string {
   const { t } = ctx;
   return html`<!doctype html>
-<html lang="${t.locale}" dir="${t.dir}"${raw(ctx.theme === 'system' ? '' : ` data-theme="${ctx.theme}"`)}>
+<html lang="${t.locale}" dir="${t.dir}"${raw(ctx.theme === 'system' ? '' : ` data-theme="${ctx.theme}"`)}${raw(options.embedded ? ' data-embedded' : '')}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -62,15 +65,17 @@ export function layout(ctx: PageContext, title: string, body: Html, options: { q
 <link rel="stylesheet" href="/assets/app.css" integrity="${ASSET_INTEGRITY.css}">
 </head>
 <body>
-<a class="skip" href="#main">${t.t('layout.skip')}</a>
-<header><a href="/" class="brand">vanish</a>${switcher(ctx)}</header>
+${options.embedded ? raw('') : html`<a class="skip" href="#main">${t.t('layout.skip')}</a>
+<header><a href="/" class="brand">vanish</a>${switcher(ctx)}</header>`}
 <main id="main">
 ${body}
 </main>
-<footer><p>${t.t('layout.footer')}</p></footer>
+${options.embedded ? raw('') : html`<footer><p>${t.t('layout.footer')}</p></footer>`}
 <script src="/assets/envelope.js" integrity="${ASSET_INTEGRITY.envelope}" defer></script>
 <script src="/assets/file-stream.js" integrity="${ASSET_INTEGRITY.fileStream}" defer></script>
 ${options.upload ? html`<script src="/assets/tus.js" integrity="${ASSET_INTEGRITY.tus}" defer></script>` : raw('')}
+${options.requests || options.embedded ? html`<script src="/assets/request-seal.js" integrity="${REQUEST_ASSET_INTEGRITY.seal}" defer></script>
+<script src="/assets/requests.js" integrity="${REQUEST_ASSET_INTEGRITY.requests}" defer></script>` : raw('')}
 ${options.qr ? html`<script src="/assets/qr.js" integrity="${ASSET_INTEGRITY.qr}" defer></script>` : raw('')}
 <script src="/assets/wallet.js" integrity="${ASSET_INTEGRITY.wallet}" defer></script>
 <script src="/assets/app.js" integrity="${ASSET_INTEGRITY.app}" defer></script>
@@ -270,7 +275,8 @@ ${general}
   <p class="hint" id="sealing-hint" hidden>${t.t('create.sealingHint')}</p>
   ${filesField(ctx)}
   <button type="submit">${t.t('create.submit')}</button>
-</form>`, { qr: true, upload: true });
+</form>
+<p><a href="/request" id="ask-for-a-secret">${t.t('request.make.title')}</a></p>`, { qr: true, upload: true });
 }
 
 export function destructionSummary(t: Translator, note: { expiryType: string; maxViews: number; currentViews?: number; expiresAt: Date }): string {
@@ -286,7 +292,7 @@ export function destructionSummary(t: Translator, note: { expiryType: string; ma
   }
 }
 
-function copyButton(t: Translator, target: string, labelKey: string): Html {
+export function copyButton(t: Translator, target: string, labelKey: string): Html {
   return html`<button type="button" class="secondary" data-copy-target="${target}" data-copied="${t.t('created.copied')}" hidden>${t.t(labelKey)}</button>`;
 }
 
