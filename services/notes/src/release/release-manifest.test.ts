@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ASSET_INTEGRITY } from '../http/pages/assets';
+import { ASSET_INTEGRITY, DOWNLOAD_SW_JS } from '../http/pages/assets';
+import { REQUEST_ASSET_INTEGRITY } from '../requests/request-assets';
 import { canonicalJson } from '../receipts/receipt-signer';
-import { buildCommit, buildReleaseManifest, loadReleaseManifest, manifestText, releaseDigest, writeReleaseManifest } from './release-manifest';
+import { buildCommit, buildReleaseManifest, loadReleaseManifest, manifestText, releaseDigest, sha384Integrity, writeReleaseManifest } from './release-manifest';
 
 /** DECISIONS 17: the manifest names exactly the integrity values the pages carry, and its bytes are canonical. */
 describe('the release manifest', () => {
@@ -14,6 +15,12 @@ describe('the release manifest', () => {
       assets: {
         '/assets/app.css': ASSET_INTEGRITY.css, '/assets/app.js': ASSET_INTEGRITY.app, '/assets/envelope.js': ASSET_INTEGRITY.envelope,
         '/assets/qr.js': ASSET_INTEGRITY.qr, '/assets/wallet.js': ASSET_INTEGRITY.wallet,
+        // DECISIONS 14: the file format, tus and the download worker (registered by the page, not a <script>).
+        '/assets/file-stream.js': ASSET_INTEGRITY.fileStream, '/assets/tus.js': ASSET_INTEGRITY.tus,
+        '/assets/download-sw.js': sha384Integrity(DOWNLOAD_SW_JS),
+        // DECISIONS 15: the requests' pages.
+        '/assets/request-seal.js': REQUEST_ASSET_INTEGRITY.seal, '/assets/requests.js': REQUEST_ASSET_INTEGRITY.requests,
+        '/assets/embed.js': REQUEST_ASSET_INTEGRITY.embed,
       },
     });
   });
