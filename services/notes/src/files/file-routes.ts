@@ -7,7 +7,7 @@ import {
   methodsOnly, routeName, type Logger, type Outages,
 } from '@vanish/common';
 import { classifyClient } from '../receipts/client-class';
-import { ConflictError, PreconditionFailedError, RangeNotSatisfiableError, UnsupportedMediaTypeError } from './errors';
+import { ConflictError, PayloadTooLargeError, PreconditionFailedError, RangeNotSatisfiableError, UnsupportedMediaTypeError } from './errors';
 import type { FileService } from './file-service';
 import type { UploadRecord } from './ports';
 
@@ -131,6 +131,14 @@ export function createUploadRoutes(deps: FileRoutesDeps): Router {
       if (upload.state === 'complete') throw new ConflictError('UPLOAD_COMPLETE', 'This upload is complete; it takes no more bytes');
       if ((req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() !== OFFSET_STREAM) {
         throw new UnsupportedMediaTypeError('INVALID_CONTENT_TYPE', `An upload's body is ${OFFSET_STREAM}`);
+      }
+      // Refused here, before tus reads a byte: tus answers this with `Connection: close` and closes under the
+      // body still arriving, so a relay in front (the gateway) fails its write and its client sees 502, not 413.
+      // Answered by express, Node discards the rest of the body and the client reads the 413.
+      const offset = Number(req.get('upload-offset'));
+      const length = Number(req.get('content-length'));
+      if (Number.isSafeInteger(offset) && Number.isSafeInteger(length) && offset >= 0 && length >= 0 && offset + length > upload.size) {
+        throw new PayloadTooLargeError('UPLOAD_TOO_LARGE', TUS_ERRORS[413]!.message);
       }
     }
     uploads.set(req, upload);
