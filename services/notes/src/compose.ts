@@ -256,6 +256,8 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
         registry,
         connectionName: `vanish-notes-${process.pid}`,
         connectLazily: true,
+        // The broker's outage is one event in the log, and its failures count in notes_dependency_failures_total.
+        outage: outages.of('rabbitmq', { logger: logger.child('notes/bus'), counting: 'reconnect attempts failed' }),
         // Note events of one relay round travel in packs (docs/events.md); their one consumer, stats,
         // runs this bus. Mail commands go one by one.
         packRoutingKeys: (routingKey) => routingKey.startsWith('note.'),

@@ -65,6 +65,7 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
       if (config.amqpUrl) {
         const rabbit = await RabbitMqBus.connect({
           url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, queues: config.amqpQueues, logger, registry, connectionName: `vanish-stats-${process.pid}`, connectLazily: true,
+          outage: outages.of('rabbitmq', { logger: logger.child('stats/bus'), counting: 'reconnect attempts failed' }),
         });
         bus = rabbit;
         ownBus = rabbit;

@@ -111,6 +111,7 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
         const rabbit = await RabbitMqBus.connect({
           url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, queues: config.amqpQueues, logger, registry,
           connectionName: `vanish-webhooks-${process.pid}`, connectLazily: true,
+          outage: outages.of('rabbitmq', { logger: logger.child('webhooks/bus'), counting: 'reconnect attempts failed' }),
         });
         bus = rabbit;
         ownBus = rabbit;
