@@ -1,10 +1,11 @@
 import {
-  Counter, Lifecycle, createAdminApp, createLogger, createRegistry, PUBLIC_LISTEN, ADMIN_LISTEN, listen, systemClock,
+  Counter, Lifecycle, Outages, createAdminApp, createLogger, createRegistry, dependencyFailureCounter, PUBLIC_LISTEN, ADMIN_LISTEN, listen, systemClock,
   type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Registry,
 } from '@vanish/common';
 import { HeartbeatPublisher, RabbitMqBus, dlqName } from '@vanish/bus';
 import type { MailerConfig } from './config';
 import { configureKnex } from './adapters/db/configure-knex';
+import { isDatabaseUnavailable } from '@vanish/database';
 import { KnexMailerStore } from './adapters/db/knex-mailer-store';
 import { migrateToLatest } from './adapters/db/migrate';
 import { FileMailTransport } from './adapters/mail/file-mail-transport';
@@ -56,7 +57,11 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const clock = overrides.clock ?? systemClock;
   const lifecycle = new Lifecycle(logger);
 
-  const knex = configureKnex(config.databaseUrl, { logger: logger.child('mailer/db'), sslCa: config.databaseSslCa });
+  // Each dependency's outage is one event in the log (common's DependencyState): the database (any
+  // query that answers ends it), the SMTP server (a send it takes ends it) and the broker (the bus).
+  const outages = new Outages({ logger: logger.child('mailer/db'), onFailure: dependencyFailureCounter(registry, 'mailer'), dependencyOf: (err) => (isDatabaseUnavailable(err) ? 'database' : undefined) });
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('mailer/db'), sslCa: config.databaseSslCa, outage: outages.of('database') });
+  knex.on('query-response', () => outages.of('database').answered());
   const store = new KnexMailerStore(knex);
   const transport = overrides.transport ?? (config.smtp
     ? new SmtpMailTransport(config.smtp)
@@ -80,6 +85,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
     // An SMTP phase that goes quiet for SMTP_TIMEOUT_MS fails; a pending send renews its hold, and a killed
     // attempt's command waits this long before it is sent again (the embedded file outbox writes at once).
     attemptLeaseMs: config.smtp?.timeoutMs ?? 30_000,
+    smtpOutage: outages.of('smtp', { logger: logger.child('mailer/delivery'), counting: 'sends failed' }),
   });
   const unsubscribe = new UnsubscribeService({ store, tokens, clock, logger: logger.child('mailer/unsubscribe') });
   const emailHealth = new EmailHealthProbe(transport);
@@ -107,6 +113,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
         const rabbit = await RabbitMqBus.connect({
           url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, queues: config.amqpQueues, logger: logger.child('mailer/bus'), registry,
           connectionName: `mailer ${config.instance}`, connectLazily: true,
+          outage: outages.of('rabbitmq', { logger: logger.child('mailer/bus'), counting: 'reconnect attempts failed' }),
         });
         lifecycle.add('bus', () => rabbit.close());
         bus = rabbit;
@@ -128,6 +135,11 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
           logger: logger.child('mailer/mail-commands'),
           queue: config.mailQueue, prefetch: config.prefetch,
           storeRetryDelayMs: config.retry.initialDelayMs,
+          reportedAsOutage: (err, fields) => {
+            const state = outages.forError(err);
+            state?.failed({ task: 'mail command', ...fields, err });
+            return state !== undefined;
+          },
         });
         const heartbeats = new HeartbeatPublisher({
           publisher: bus, service: 'mailer', instance: config.instance, intervalMs: config.heartbeatIntervalMs,
@@ -144,7 +156,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
       purger.start();
       lifecycle.add('delivery record purger', () => purger.stop());
 
-      const app = createMailerApp({ unsubscribe, registry, logger: logger.child('mailer/http') });
+      const app = createMailerApp({ unsubscribe, registry, logger: logger.child('mailer/http'), outages });
       const server = await listen(app, config.port, config.host, undefined, PUBLIC_LISTEN);
       lifecycle.add('http server', () => server.close());
       const admin = await listen(createAdminApp({
