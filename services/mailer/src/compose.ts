@@ -62,6 +62,12 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const outages = new Outages({ logger: logger.child('mailer/db'), onFailure: dependencyFailureCounter(registry, 'mailer'), dependencyOf: (err) => (isDatabaseUnavailable(err) ? 'database' : undefined) });
   const knex = configureKnex(config.databaseUrl, { logger: logger.child('mailer/db'), sslCa: config.databaseSslCa, outage: outages.of('database') });
   knex.on('query-response', () => outages.of('database').answered());
+  /** A failure of work that belongs to a dependency's outage (the database down) is counted there, logged once. */
+  const reportedAsOutage = (err: unknown, fields: Record<string, unknown>): boolean => {
+    const state = outages.forError(err);
+    state?.failed({ task: 'mail command', ...fields, err });
+    return state !== undefined;
+  };
   const store = new KnexMailerStore(knex);
   const transport = overrides.transport ?? (config.smtp
     ? new SmtpMailTransport(config.smtp)
@@ -86,6 +92,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
     // attempt's command waits this long before it is sent again (the embedded file outbox writes at once).
     attemptLeaseMs: config.smtp?.timeoutMs ?? 30_000,
     smtpOutage: outages.of('smtp', { logger: logger.child('mailer/delivery'), counting: 'sends failed' }),
+    reportedAsOutage,
   });
   const unsubscribe = new UnsubscribeService({ store, tokens, clock, logger: logger.child('mailer/unsubscribe') });
   const emailHealth = new EmailHealthProbe(transport);
@@ -135,11 +142,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
           logger: logger.child('mailer/mail-commands'),
           queue: config.mailQueue, prefetch: config.prefetch,
           storeRetryDelayMs: config.retry.initialDelayMs,
-          reportedAsOutage: (err, fields) => {
-            const state = outages.forError(err);
-            state?.failed({ task: 'mail command', ...fields, err });
-            return state !== undefined;
-          },
+          reportedAsOutage,
         });
         const heartbeats = new HeartbeatPublisher({
           publisher: bus, service: 'mailer', instance: config.instance, intervalMs: config.heartbeatIntervalMs,

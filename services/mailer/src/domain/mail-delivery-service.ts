@@ -47,6 +47,11 @@ export interface MailDeliveryServiceDeps {
    * a send it takes ends the outage.
    */
   smtpOutage?: SmtpOutage;
+  /**
+   * Told of a store failure that is logged rather than thrown (a hold that could not be renewed): true
+   * when it was reported as part of a dependency's outage (the database is down), logged once for all.
+   */
+  reportedAsOutage?: (err: unknown, fields: Record<string, unknown>) => boolean;
 }
 
 /** What the delivery service tells of the SMTP server's availability (common's DependencyState has this shape). */
@@ -157,6 +162,7 @@ export class MailDeliveryService {
     let warned = false;
     const timer = setInterval(() => {
       store.extendAttempt(commandId, new Date(clock.now().getTime() + attemptLeaseMs)).catch((err: Error) => {
+        if (this.deps.reportedAsOutage?.(err, { task: 'renew the hold of a send', commandId })) return;
         if (warned) return;
         warned = true;
         logger.warn('could not renew the hold of a send in progress: another delivery may send it too once it runs out', { commandId, err: err.message });
