@@ -27,6 +27,11 @@ import { EmailHealthProbe } from './jobs/email-health';
 import { createMailerMetrics } from './metrics';
 
 export interface MailerOverrides {
+  /**
+   * How long it keeps serving after it turned not-ready, before it stops listening (Lifecycle, default
+   * 500 ms). The all-in-one gives 0: only its gateway is reached from outside, and it drains first.
+   */
+  drainDelayMs?: number;
   /** The all-in-one process's shared in-process bus; otherwise AMQP_URL decides. */
   bus?: MessagePublisher & MessageConsumer;
   logger?: Logger;
@@ -55,7 +60,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const logger = overrides.logger ?? createLogger('mailer', config.logLevel);
   const registry = overrides.registry ?? createRegistry('mailer');
   const clock = overrides.clock ?? systemClock;
-  const lifecycle = new Lifecycle(logger);
+  const lifecycle = new Lifecycle(logger, overrides.drainDelayMs);
 
   // Each dependency's outage is one event in the log (common's DependencyState): the database (any
   // query that answers ends it), the SMTP server (a send it takes ends it) and the broker (the bus).
