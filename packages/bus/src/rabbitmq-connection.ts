@@ -112,10 +112,12 @@ export class RabbitMqConnection {
   private nextAddress = 0;
 
   /**
-   * The broker's outage as one event in the log (issue 37): one error when the connection is lost
-   * (publishes wait in the outbox, deliveries stop until it is back), the failed reconnects summed
-   * up at most every 5 s, one info when it is back; each failed attempt at debug. The `reconnected`
-   * line stays at debug meanwhile: the state's info line says it, with the outage's length.
+   * The broker's outage as one event in the log (issue 37). A lost connection is one warn line; one
+   * that comes back at the first attempt (another node of a cluster took over) is one info line
+   * after it. A reconnect that fails makes it an outage: one error line (publishes wait in the
+   * outbox, deliveries stop until it is back), the failed attempts summed up at most every 5 s, one
+   * info line when it is back; each attempt at debug, and the `reconnected` line too (the state's
+   * info line says it, with the outage's length).
    */
   private readonly brokerState: DependencyState;
   /** The last error the connection reported before it closed (amqplib emits `error`, then `close`). */
@@ -255,7 +257,7 @@ export class RabbitMqConnection {
     if (this.closed) return;
     const err = this.lastError;
     this.lastError = undefined;
-    this.brokerState.failed({ connection: this.options.connectionName, task: 'connection lost; reconnecting', ...(err ? { err } : {}) });
+    this.options.logger.warn('lost the RabbitMQ connection; reconnecting', { connection: this.options.connectionName, ...(err ? { err: err.message } : {}) });
     this.scheduleReconnect();
   }
 
