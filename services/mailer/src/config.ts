@@ -105,7 +105,9 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
   // RFC 5321 4.5.3.2.6 gives the reply to a message's end 10 minutes, "to avoid duplicate messages": a
   // client that gives up earlier on a server that took the message (slow, or this process descheduled
   // for a moment) sends it again. The short SMTP_TIMEOUT_MS stays for connecting and the greeting.
-  if (smtp) smtp.replyTimeoutMs = Math.max(smtp.timeoutMs, reader.int('SMTP_REPLY_TIMEOUT_MS', 600_000, { min: 100, max: 3_600_000 }));
+  // Not 10 minutes by default: the same wait applies to a pooled connection whose server went silent
+  // after greeting, and holds its e-mail that long; 2 minutes (RFC 5321's DATA initiation) bounds both.
+  if (smtp) smtp.replyTimeoutMs = Math.max(smtp.timeoutMs, reader.int('SMTP_REPLY_TIMEOUT_MS', 120_000, { min: 100, max: 3_600_000 }));
 
   const mailFrom = reader.str('MAIL_FROM', 'notes@localhost');
   if (!/^[^\s@<>"(),;:\\[\]]+@[^\s@<>"(),;:\\[\]]+$/.test(mailFrom)) reader.problem('MAIL_FROM: expected one plain address, e.g. notes@example.com');

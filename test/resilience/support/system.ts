@@ -171,7 +171,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     stats: { DATABASE_URL: dbUrl(databases.stats), AMQP_QUEUE_PREFIX: `${tag}.` },
     mailer: {
       DATABASE_URL: dbUrl(databases.mailer, ownDatabase ? dbPort : proxies.mailerDb.port), SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, ...testMailKeys().mailer,
-      SMTP_TIMEOUT_MS: '2000', MAIL_RETRY_INITIAL_DELAY_MS: '300', MAIL_RETRY_MAX_DELAY_MS: '1000',
+      // 2 s to connect and be greeted (a silent server fails fast); 10 s for a reply once greeted, so a
+      // process descheduled for a moment on a loaded machine does not give up on a message the sink took.
+      SMTP_TIMEOUT_MS: '2000', SMTP_REPLY_TIMEOUT_MS: '10000', MAIL_RETRY_INITIAL_DELAY_MS: '300', MAIL_RETRY_MAX_DELAY_MS: '1000',
       MAIL_QUOTA_PER_HOUR: HIGH_LIMIT, MAIL_QUOTA_PER_DAY: HIGH_LIMIT,
     },
     gateway: {
