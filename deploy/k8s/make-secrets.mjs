@@ -60,11 +60,11 @@ export function makeSecrets(overlay, options = {}) {
   const mail = x25519Rings('m1');
   const webhooks = x25519Rings('w1');
   const gateway = { LIMITER_KEY: key() };
-  // prod-ha: Redis behind the operator's Sentinels, named by components/ha (REDIS_SENTINELS), no URL here.
-  if (!ha) {
-    users.REDIS_PASSWORD = password();
-    gateway.REDIS_URL = `rediss://:${users.REDIS_PASSWORD}@${redis}:6379`;
-  }
+  users.REDIS_PASSWORD = password();
+  // prod-ha: Redis behind the operator's Sentinels, named by components/ha (REDIS_SENTINELS), no URL
+  // here; the data nodes' password goes to the gateway and to the RedisFailover (vanish-redis-auth).
+  if (ha) gateway.REDIS_PASSWORD = users.REDIS_PASSWORD;
+  else gateway.REDIS_URL = `rediss://:${users.REDIS_PASSWORD}@${redis}:6379`;
   const secrets = {
     'gateway-secrets': gateway,
     'notes-secrets': {
@@ -90,6 +90,7 @@ export function makeSecrets(overlay, options = {}) {
     users.MARIADB_ROOT_PASSWORD = password();
     users.KEDA_AMQP_PASSWORD = password();
     secrets['vanish-mariadb-root'] = { password: users.MARIADB_ROOT_PASSWORD };
+    secrets['vanish-redis-auth'] = { password: users.REDIS_PASSWORD };
     // KEDA reads queue lengths as a user of its own (monitoring tag, read on the queues only).
     secrets['keda-rabbitmq'] = { host: `amqps://keda:${users.KEDA_AMQP_PASSWORD}@${rabbitmq}:5671/` };
   }

@@ -77,6 +77,7 @@ describe('kustomize overlay prod-ha (the ha component)', () => {
 
     const redis = find(objects, 'RedisFailover', 'vanish-redis');
     expect([redis.spec.redis.replicas, redis.spec.sentinel.replicas]).toEqual([3, 3]);
+    expect(redis.spec.auth).toEqual({ secretPath: 'vanish-redis-auth' }); // the data nodes require a password
     const mariadb = find(objects, 'MariaDB', 'vanish-mariadb');
     expect(mariadb.spec.replicas).toBe(3);
     // Galera written through one node, the operator's primary Service (docs/scaling.md, test/cluster/galera-failover).

@@ -51,6 +51,8 @@ function secretReferences(objects: readonly K8sObject[]): Array<{ name: string; 
     if (value === null || typeof value !== 'object') return;
     for (const [key, inner] of Object.entries(value)) {
       if (key === 'secretName' && typeof inner === 'string') refs.push({ name: inner });
+      // The redis-operator's RedisFailover: auth.secretPath names a Secret whose key `password` it reads.
+      else if (key === 'secretPath' && typeof inner === 'string') refs.push({ name: inner, key: 'password' });
       else if (/secret(Key|Target)?Ref$/i.test(key)) {
         for (const ref of ([] as Array<{ name?: unknown; key?: unknown }>).concat(inner as never)) {
           if (ref && typeof ref.name === 'string') refs.push({ name: ref.name, ...(typeof ref.key === 'string' ? { key: ref.key } : {}) });
@@ -108,6 +110,9 @@ describe.each(['prod', 'prod-ha'] as const)('npm run k8s:secrets -- --overlay %s
       expect(new URL(secret.DATABASE_URL!).password).toBe(made.users[`${service.toUpperCase()}_DB_PASSWORD`]);
       expect(new URL(secret.AMQP_URL!).password).toBe(made.users[`${service.toUpperCase()}_AMQP_PASSWORD`]);
     }
+    // prod-ha: the gateway's Redis password is the one the RedisFailover's nodes require.
+    if (overlay === 'prod-ha') expect(made.secrets['gateway-secrets']!.REDIS_PASSWORD).toBe(made.secrets['vanish-redis-auth']!.password);
+    if (overlay === 'prod-ha') expect(readText('deploy/rabbitmq/set-permissions.sh')).toContain('vanish_user keda "$KEDA_AMQP_PASSWORD"');
     const needed = [...readText('deploy/rabbitmq/set-permissions.sh').matchAll(/\$\{([A-Z_]+_AMQP_PASSWORD):\?/g)].map((m) => m[1]!);
     expect(needed.length).toBeGreaterThan(0);
     expect(needed.filter((name) => made.users[name] === undefined)).toEqual([]);

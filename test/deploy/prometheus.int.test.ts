@@ -24,7 +24,7 @@ describe('Prometheus rules and configuration', () => {
     const alerts = YAML.parse(readText('deploy/prometheus/alerts.yml')).groups.flatMap((g: { rules: { alert: string }[] }) => g.rules.map((r) => r.alert));
     expect(alerts).toEqual(expect.arrayContaining([
       'VanishHigh5xxRate', 'VanishOutboxBacklogGrowing', 'VanishDeadLettersPresent', 'VanishStatsLagging', 'VanishLimiterInFallback',
-      'VanishTlsCertificateExpiringSoon', 'VanishTlsReloadFailing',
+      'VanishTlsCertificateExpiringSoon', 'VanishTlsReloadFailing', 'VanishDependencyUnreachable',
     ]));
   });
 
@@ -46,10 +46,12 @@ describe('Prometheus rules and configuration', () => {
     const sources = execFileSync('grep', ['-rhoE', "name: '[a-z_]+'|registry, '[a-z_]+'|httpMetrics\\([a-zA-Z.]+, '[a-z]+'\\)", 'services', 'packages', '--include=*.ts', '--exclude=*.test.ts'], { cwd: ROOT, encoding: 'utf8' });
     const registered = new Set([...sources.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!));
     for (const prefix of [...sources.matchAll(/httpMetrics\([a-zA-Z.]+, '([a-z]+)'\)/g)].map((m) => m[1]!)) registered.add(`${prefix}_http_request_duration_seconds`);
+    const failureCounters = execFileSync('grep', ['-rhoE', "dependencyFailureCounter\\(registry, '[a-z]+'\\)", 'services', '--include=*.ts', '--exclude=*.test.ts'], { cwd: ROOT, encoding: 'utf8' });
+    for (const [, prefix] of failureCounters.matchAll(/'([a-z]+)'/g)) registered.add(`${prefix}_dependency_failures_total`);
     const used = new Set<string>();
     const texts = [readText('deploy/prometheus/alerts.yml'), readText('deploy/grafana/vanish-dashboard.json')];
     for (const text of texts) {
-      for (const [name] of text.matchAll(/\b(?:gateway|notes|stats|mailer|webhook|outbox|bus)_[a-z_]+\b/g)) used.add(name.replace(/_(bucket|count|sum)$/, ''));
+      for (const [name] of text.matchAll(/\b(?:gateway|notes|stats|mailer|webhooks?|outbox|bus)_[a-z_]+\b/g)) used.add(name.replace(/_(bucket|count|sum)$/, ''));
     }
     expect(used.size).toBeGreaterThan(10);
     expect([...used].filter((name) => !registered.has(name)).sort()).toEqual([]);
@@ -61,7 +63,8 @@ describe('Prometheus rules and configuration', () => {
     const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
     expect(exprs.length).toBeGreaterThan(15);
     for (const metric of ['gateway_http_request_duration_seconds', 'notes_http_request_duration_seconds', 'outbox_backlog_messages', 'mailer_emails_dead_lettered_total', 'gateway_rate_limited_total', 'gateway_limiter_store_up', 'notes_created_total', 'stats_consumer_lag_seconds',
-      'webhook_deliveries_total', 'webhook_delivery_attempts_total', 'webhook_delivery_duration_seconds', 'webhook_queue_depth', 'webhook_open_circuits']) {
+      'webhook_deliveries_total', 'webhook_delivery_attempts_total', 'webhook_delivery_duration_seconds', 'webhook_queue_depth', 'webhook_open_circuits',
+      'notes_dependency_failures_total', 'stats_dependency_failures_total', 'mailer_dependency_failures_total', 'webhooks_dependency_failures_total']) {
       expect({ metric, used: exprs.some((e) => e.includes(metric)) }).toEqual({ metric, used: true });
     }
     // promtool has no "parse this expression" command: wrap each query in a recording rule.

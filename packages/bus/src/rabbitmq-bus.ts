@@ -1,6 +1,6 @@
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import { PartialPublishError } from '@vanish/common';
-import type { ConsumeOptions, Logger, MessageConsumer, MessageHandler, MessagePublisher, OutgoingMessage, Subscription } from '@vanish/common';
+import type { ConsumeOptions, DependencyState, Logger, MessageConsumer, MessageHandler, MessagePublisher, OutgoingMessage, Subscription } from '@vanish/common';
 import type { Registry } from 'prom-client';
 import { createBusMetrics, type BusMetrics } from './bus-metrics';
 import type { AmqpTlsSettings } from './amqp-tls';
@@ -44,6 +44,12 @@ export interface RabbitMqBusOptions {
    * as one AMQP message (message-packs.ts). Only for keys whose consumers run this bus. Default none.
    */
   packRoutingKeys?: (routingKey: string) => boolean;
+  /**
+   * The service's state of its broker (common's Outages: `outages.of('rabbitmq')`): the connection's
+   * loss is one event in the log, and its failures count in `<svc>_dependency_failures_total`.
+   * Default: a state of the bus's own, logging through its logger.
+   */
+  outage?: DependencyState;
 }
 
 /**
@@ -89,6 +95,7 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer, Subscript
         for (const subscription of this.subscriptions) subscription.detach();
       },
       subscriptionCount: () => this.subscriptions.size,
+      outage: options.outage,
     });
   }
 
@@ -108,6 +115,11 @@ export class RabbitMqBus implements MessagePublisher, MessageConsumer, Subscript
    */
   waitUntilConnected(timeoutMs: number): Promise<boolean> {
     return this.connection.waitUntilConnected(timeoutMs);
+  }
+
+  /** True while the connection is lost (the broker's outage, told once in the log). */
+  get isBrokerDown(): boolean {
+    return this.connection.isDown || this.connection.connected === undefined;
   }
 
   /** For /readyz. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
-import type { Logger } from '@vanish/common';
+import { DependencyState, type Logger } from '@vanish/common';
 import type { BusMetrics } from './bus-metrics';
 import { amqpSocketOptions, type AmqpTlsSettings } from './amqp-tls';
 import { coalesceFrameWrites } from './frame-write-coalescing';
@@ -90,6 +90,11 @@ export interface RabbitMqConnectionOptions extends BrokerAddress {
   onLost(): void;
   /** For the connected log line. */
   subscriptionCount(): number;
+  /**
+   * The service's state of its broker (common's DependencyState, `rabbitmq`), so the failures count in
+   * its `<svc>_dependency_failures_total`; by default one of the bus's own.
+   */
+  outage?: DependencyState;
 }
 
 /**
@@ -106,7 +111,28 @@ export class RabbitMqConnection {
   /** The address to try first next time: after a loss, the node after the one that was lost. */
   private nextAddress = 0;
 
-  constructor(private readonly options: RabbitMqConnectionOptions) {}
+  /**
+   * The broker's outage as one event in the log (issue 37). A lost connection is one warn line; one
+   * that comes back at the first attempt (another node of a cluster took over) is one info line
+   * after it. A reconnect that fails makes it an outage: one error line (publishes wait in the
+   * outbox, deliveries stop until it is back), the failed attempts summed up at most every 5 s, one
+   * info line when it is back; each attempt at debug, and the `reconnected` line too (the state's
+   * info line says it, with the outage's length).
+   */
+  private readonly brokerState: DependencyState;
+  /** The last error the connection reported before it closed (amqplib emits `error`, then `close`). */
+  private lastError: Error | undefined;
+
+  constructor(private readonly options: RabbitMqConnectionOptions) {
+    this.brokerState = options.outage ?? new DependencyState({
+      dependency: 'rabbitmq', logger: options.logger, counting: 'reconnect attempts failed',
+    });
+  }
+
+  /** True from the loss of the connection until it is back (the broker's outage). */
+  get isDown(): boolean {
+    return this.brokerState.isDown;
+  }
 
   /** The live connection, if any. */
   get connected(): Connected | undefined {
@@ -159,7 +185,11 @@ export class RabbitMqConnection {
     const { model, index, url } = await connectToAnyBroker(this.options, this.nextAddress);
     this.nextAddress = index;
     if (!coalesceFrameWrites(model)) logger.debug('amqplib internals changed: frames are written one by one');
-    model.on('error', (err: Error) => logger.warn('RabbitMQ connection error', { err: err.message }));
+    // Told once as part of the outage (onConnectionLost); the connection closes right after.
+    model.on('error', (err: Error) => {
+      this.lastError = err;
+      logger.debug('RabbitMQ connection error', { err: err.message });
+    });
     model.on('close', () => {
       if (this.current?.model === model) this.nextAddress = index + 1;
       this.onConnectionLost(model);
@@ -176,9 +206,11 @@ export class RabbitMqConnection {
     }
     this.options.metrics.connected(true);
     if (this.everConnected) this.options.metrics.reconnected();
-    logger.info(this.everConnected ? 'reconnected to RabbitMQ' : 'connected to RabbitMQ', {
-      exchange, connection: this.options.connectionName, broker: brokerHost(url), subscriptions: this.options.subscriptionCount(),
-    });
+    const fields = { exchange, connection: this.options.connectionName, broker: brokerHost(url), subscriptions: this.options.subscriptionCount() };
+    if (!this.everConnected) logger.info('connected to RabbitMQ', fields);
+    else if (this.brokerState.isDown) logger.debug('reconnected to RabbitMQ', fields);
+    else logger.info('reconnected to RabbitMQ', fields);
+    this.brokerState.answered();
     this.everConnected = true;
     this.reconnectAttempt = 0;
   }
@@ -223,7 +255,9 @@ export class RabbitMqConnection {
     this.options.metrics.connected(false);
     this.options.onLost();
     if (this.closed) return;
-    this.options.logger.warn('lost the RabbitMQ connection; reconnecting', { connection: this.options.connectionName });
+    const err = this.lastError;
+    this.lastError = undefined;
+    this.options.logger.warn('lost the RabbitMQ connection; reconnecting', { connection: this.options.connectionName, ...(err ? { err: err.message } : {}) });
     this.scheduleReconnect();
   }
 
@@ -237,7 +271,8 @@ export class RabbitMqConnection {
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.open().catch((err: Error) => {
-        this.options.logger.warn('RabbitMQ reconnect failed', { err: err.message, attempt: this.reconnectAttempt });
+        // A broker that was never reached at start is an outage too (a lazily connecting service).
+        this.brokerState.failed({ connection: this.options.connectionName, task: 'reconnect', err, attempt: this.reconnectAttempt });
         this.scheduleReconnect();
       });
     }, delay);

@@ -19,6 +19,8 @@ export interface SubscriptionHost {
   readonly queueSettings: QueueSettings;
   /** The connection subscriptions attach to, if any. */
   readonly model: ChannelModel | undefined;
+  /** True while the broker is away (its outage is logged once by the connection). */
+  readonly isBrokerDown?: boolean;
   /** Moves a message to a retry queue or a dead-letter queue (rejects when the broker did not take it). */
   forward(queue: string, outcome: Exclude<DeliveryOutcome, { kind: 'ack' }>, message: ForwardedMessage, routingKey: string, attempt: number): Promise<void>;
   handled(queue: string, outcome: 'ack' | 'retry' | 'dead_letter'): void;
@@ -177,7 +179,9 @@ export class RabbitSubscription {
     try {
       await this.bus.forward(queue, outcome, forwarded, routingKey, attempt);
     } catch (err) {
-      this.logger.warn('could not move a failed message; returning its delivery to the queue', { queue, err: (err as Error).message });
+      // While the broker is away this is part of its outage (logged once): each such message at debug.
+      const log = this.bus.isBrokerDown ? this.logger.debug : this.logger.warn;
+      log.call(this.logger, 'could not move a failed message; returning its delivery to the queue', { queue, err: (err as Error).message });
       return false;
     }
     if (outcome.kind === 'dead-letter') {

@@ -1,5 +1,5 @@
 import {
-  isCommitRefusedByNode, isConnectionLost, isDatabaseUnavailable, isDeadlock, isNodeNotReady, isRetryableAbort, isSafeToRetryTransaction, retryingDeadlocks, retryingTransaction,
+  isCommitRefusedByNode, isConnectRefused, isConnectionLost, isDatabaseUnavailable, isDeadlock, isNodeNotReady, isRetryableAbort, isSafeToRetryTransaction, retryingDeadlocks, retryingTransaction,
 } from './database-errors';
 
 const deadlock = () => Object.assign(new Error('Deadlock found when trying to get lock'), { code: 'ER_LOCK_DEADLOCK', errno: 1213 });
@@ -128,3 +128,18 @@ describe('Galera failures', () => {
     expect(tries()).toBe(1);
   });
 });
+
+describe('a database that refuses connections', () => {
+  const refusedConnect = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED', errno: -111, fatal: true });
+
+  it('when no connection can be made, then it is told apart from one lost mid-transaction, and a transaction is not tried again for it', async () => {
+    expect(isConnectRefused(refusedConnect())).toBe(true);
+    expect(isConnectRefused(new Error('wrapped', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND db'), { code: 'ENOTFOUND' }) }))).toBe(true);
+    expect(isConnectRefused(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', fatal: true }))).toBe(false);
+    let tries = 0;
+    const knex = { transaction: async () => { tries += 1; throw refusedConnect(); } } as never;
+    await expect(retryingTransaction(knex, async () => 1)).rejects.toThrow('ECONNREFUSED');
+    expect(tries).toBe(1); // no second try, and so no pause before it
+  });
+});
+

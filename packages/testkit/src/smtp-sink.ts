@@ -24,6 +24,11 @@ export interface SmtpSink {
   waitForMessages(count: number, timeoutMs?: number): Promise<SinkMessage[]>;
   /** Answer the next `count` transactions with this code at MAIL FROM (451 temporary, 550 permanent). */
   failNext(count: number, code: 451 | 550): void;
+  /**
+   * Take each message (it is in `messages` at once) but send the final 250 only `ms` later, as a slow
+   * or busy server does; 0 answers at once again.
+   */
+  delayDataReplies(ms: number): void;
   /** Connections refused (and open ones dropped) until comeBack(). */
   goDown(): void;
   /** Accept TCP connections but never send the 220 greeting until comeBack(). */
@@ -50,6 +55,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   const messages: SinkMessage[] = [];
   const failures: Array<451 | 550> = [];
   const waiters = new Set<() => void>();
+  let dataReplyDelayMs = 0;
 
   const serverOptions: SMTPServerOptions = {
     secure: options.tls?.mode === 'implicit',
@@ -84,7 +90,8 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
             const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
             messages.push({ from, to: session.envelope.rcptTo.map((rcpt) => rcpt.address), parsed, raw, secure: session.secure });
             for (const wake of [...waiters]) wake();
-            callback();
+            if (dataReplyDelayMs > 0) setTimeout(() => callback(), dataReplyDelayMs);
+            else callback();
           })
           .catch((err: Error) => callback(err));
       });
@@ -125,6 +132,9 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     },
     failNext(count, code) {
       for (let i = 0; i < count; i++) failures.push(code);
+    },
+    delayDataReplies(ms) {
+      dataReplyDelayMs = ms;
     },
     goDown() {
       proxy.cut();

@@ -20,7 +20,8 @@ async function main(): Promise<void> {
   const logger = makeLogger(config.logLevel);
   const bus = new InProcessBus({ logger });
   const app = assembleAllInOne(config, SERVICE_MODULES, { bus, logger, closeBus: () => bus.close() });
-  const lifecycle = new Lifecycle(logger);
+  // No drain delay of its own: the gateway's (in app.stop) is the one that matters.
+  const lifecycle = new Lifecycle(logger, 0);
   lifecycle.add('all-in-one', () => app.stop());
   lifecycle.onSignals(config.shutdownGraceMs);
   const ports = await app.start();

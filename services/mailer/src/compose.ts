@@ -1,10 +1,11 @@
 import {
-  Counter, Lifecycle, createAdminApp, createLogger, createRegistry, PUBLIC_LISTEN, ADMIN_LISTEN, listen, systemClock,
+  Counter, Lifecycle, Outages, createAdminApp, createLogger, createRegistry, dependencyFailureCounter, PUBLIC_LISTEN, ADMIN_LISTEN, listen, systemClock,
   type Clock, type Logger, type MessageConsumer, type MessagePublisher, type Registry,
 } from '@vanish/common';
 import { HeartbeatPublisher, RabbitMqBus, dlqName } from '@vanish/bus';
 import type { MailerConfig } from './config';
 import { configureKnex } from './adapters/db/configure-knex';
+import { isDatabaseUnavailable } from '@vanish/database';
 import { KnexMailerStore } from './adapters/db/knex-mailer-store';
 import { migrateToLatest } from './adapters/db/migrate';
 import { FileMailTransport } from './adapters/mail/file-mail-transport';
@@ -26,6 +27,11 @@ import { EmailHealthProbe } from './jobs/email-health';
 import { createMailerMetrics } from './metrics';
 
 export interface MailerOverrides {
+  /**
+   * How long it keeps serving after it turned not-ready, before it stops listening (Lifecycle, default
+   * 500 ms). The all-in-one gives 0: only its gateway is reached from outside, and it drains first.
+   */
+  drainDelayMs?: number;
   /** The all-in-one process's shared in-process bus; otherwise AMQP_URL decides. */
   bus?: MessagePublisher & MessageConsumer;
   logger?: Logger;
@@ -54,9 +60,19 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
   const logger = overrides.logger ?? createLogger('mailer', config.logLevel);
   const registry = overrides.registry ?? createRegistry('mailer');
   const clock = overrides.clock ?? systemClock;
-  const lifecycle = new Lifecycle(logger);
+  const lifecycle = new Lifecycle(logger, overrides.drainDelayMs);
 
-  const knex = configureKnex(config.databaseUrl, { logger: logger.child('mailer/db'), sslCa: config.databaseSslCa });
+  // Each dependency's outage is one event in the log (common's DependencyState): the database (any
+  // query that answers ends it), the SMTP server (a send it takes ends it) and the broker (the bus).
+  const outages = new Outages({ logger: logger.child('mailer/db'), onFailure: dependencyFailureCounter(registry, 'mailer'), dependencyOf: (err) => (isDatabaseUnavailable(err) ? 'database' : undefined) });
+  const knex = configureKnex(config.databaseUrl, { logger: logger.child('mailer/db'), sslCa: config.databaseSslCa, outage: outages.of('database') });
+  knex.on('query-response', () => outages.of('database').answered());
+  /** A failure of work that belongs to a dependency's outage (the database down) is counted there, logged once. */
+  const reportedAsOutage = (err: unknown, fields: Record<string, unknown>): boolean => {
+    const state = outages.forError(err);
+    state?.failed({ task: 'mail command', ...fields, err });
+    return state !== undefined;
+  };
   const store = new KnexMailerStore(knex);
   const transport = overrides.transport ?? (config.smtp
     ? new SmtpMailTransport(config.smtp)
@@ -80,6 +96,8 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
     // An SMTP phase that goes quiet for SMTP_TIMEOUT_MS fails; a pending send renews its hold, and a killed
     // attempt's command waits this long before it is sent again (the embedded file outbox writes at once).
     attemptLeaseMs: config.smtp?.timeoutMs ?? 30_000,
+    smtpOutage: outages.of('smtp', { logger: logger.child('mailer/delivery'), counting: 'sends failed' }),
+    reportedAsOutage,
   });
   const unsubscribe = new UnsubscribeService({ store, tokens, clock, logger: logger.child('mailer/unsubscribe') });
   const emailHealth = new EmailHealthProbe(transport);
@@ -107,6 +125,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
         const rabbit = await RabbitMqBus.connect({
           url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, queues: config.amqpQueues, logger: logger.child('mailer/bus'), registry,
           connectionName: `mailer ${config.instance}`, connectLazily: true,
+          outage: outages.of('rabbitmq', { logger: logger.child('mailer/bus'), counting: 'reconnect attempts failed' }),
         });
         lifecycle.add('bus', () => rabbit.close());
         bus = rabbit;
@@ -128,6 +147,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
           logger: logger.child('mailer/mail-commands'),
           queue: config.mailQueue, prefetch: config.prefetch,
           storeRetryDelayMs: config.retry.initialDelayMs,
+          reportedAsOutage,
         });
         const heartbeats = new HeartbeatPublisher({
           publisher: bus, service: 'mailer', instance: config.instance, intervalMs: config.heartbeatIntervalMs,
@@ -144,7 +164,7 @@ export async function createMailerService(config: MailerConfig, overrides: Maile
       purger.start();
       lifecycle.add('delivery record purger', () => purger.stop());
 
-      const app = createMailerApp({ unsubscribe, registry, logger: logger.child('mailer/http') });
+      const app = createMailerApp({ unsubscribe, registry, logger: logger.child('mailer/http'), outages });
       const server = await listen(app, config.port, config.host, undefined, PUBLIC_LISTEN);
       lifecycle.add('http server', () => server.close());
       const admin = await listen(createAdminApp({

@@ -34,7 +34,11 @@ describe('loadMailerConfig', () => {
       MAILER_HASH_KEY: hashKey, MAIL_QUOTA_PER_HOUR: '3', MAIL_QUOTA_PER_DAY: '4', MAIL_RETRY_HORIZON_MS: '60000',
       PUBLIC_BASE_URL: 'https://vanish.example/', DATABASE_URL: 'mysql://root@127.0.0.1:3306/m', AMQP_URL: 'amqp://localhost',
     });
-    expect(config.smtp).toEqual({ url: 'smtps://u:p@mail.example.com', poolSize: 10, timeoutMs: 5000 });
+    expect(config.smtp).toEqual({ url: 'smtps://u:p@mail.example.com', poolSize: 10, timeoutMs: 5000, replyTimeoutMs: 120_000 });
+    // The wait for a reply once the server greeted is never shorter than the connect/greeting timeout.
+    const env = { DATA_DIR: dataDir(), SMTP_URL: 'smtps://u:p@mail.example.com', MAIL_KEYS: keys };
+    expect(loadMailerConfig({ ...env, SMTP_TIMEOUT_MS: '5000', SMTP_REPLY_TIMEOUT_MS: '1000' }).smtp?.replyTimeoutMs).toBe(5000);
+    expect(loadMailerConfig({ ...env, SMTP_REPLY_TIMEOUT_MS: '90000' }).smtp?.replyTimeoutMs).toBe(90_000);
     expect(config.hashKey.toString('base64')).toBe(hashKey);
     expect(config.publicBaseUrl).toBe('https://vanish.example');
     expect(config.retry.horizonMs).toBe(60000);

@@ -15,7 +15,13 @@ export interface SmtpSettings {
   /** SMTP_TLS_CA(_FILE): CA bundle the server's certificate must chain to; unset: Node's public roots. */
   ca?: string;
   poolSize: number;
+  /** Connecting, DNS and the greeting (SMTP_TIMEOUT_MS); also how long a send holds its command. */
   timeoutMs: number;
+  /**
+   * How long a server that greeted may stay silent (SMTP_REPLY_TIMEOUT_MS): above all while it takes a
+   * message and before its final 250. Never shorter than timeoutMs.
+   */
+  replyTimeoutMs: number;
 }
 
 export interface MailerConfig {
@@ -94,7 +100,14 @@ export function loadMailerConfig(env: Env = process.env, logger?: Logger): Reado
     ca: smtpCa,
     poolSize: reader.int('SMTP_POOL_SIZE', 10, { min: 1, max: 100 }),
     timeoutMs: reader.int('SMTP_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }),
+    replyTimeoutMs: 0,
   };
+  // RFC 5321 4.5.3.2.6 gives the reply to a message's end 10 minutes, "to avoid duplicate messages": a
+  // client that gives up earlier on a server that took the message (slow, or this process descheduled
+  // for a moment) sends it again. The short SMTP_TIMEOUT_MS stays for connecting and the greeting.
+  // Not 10 minutes by default: the same wait applies to a pooled connection whose server went silent
+  // after greeting, and holds its e-mail that long; 2 minutes (RFC 5321's DATA initiation) bounds both.
+  if (smtp) smtp.replyTimeoutMs = Math.max(smtp.timeoutMs, reader.int('SMTP_REPLY_TIMEOUT_MS', 120_000, { min: 100, max: 3_600_000 }));
 
   const mailFrom = reader.str('MAIL_FROM', 'notes@localhost');
   if (!/^[^\s@<>"(),;:\\[\]]+@[^\s@<>"(),;:\\[\]]+$/.test(mailFrom)) reader.problem('MAIL_FROM: expected one plain address, e.g. notes@example.com');

@@ -98,6 +98,24 @@ describe('SmtpMailTransport failures', () => {
     await s.close();
   });
 
+  it('when the server takes a message and answers its end late, then a reply timeout longer than the connect timeout waits for it: sent once, not failed and sent again', async () => {
+    // Issue 37: the broker-cut resilience test received 8 to 13 e-mails for 6 commands on a loaded
+    // machine. The mailer's log showed `ETIMEDOUT at CONN: Timeout` for a message the sink already
+    // had: the 2 s socket timeout of SMTP_TIMEOUT_MS ran out before the final 250 was read (the
+    // process descheduled that long), the send counted as failed, and the retry sent it again.
+    const s = await startSmtpSink();
+    s.delayDataReplies(1_000);
+    const early = new SmtpMailTransport({ url: s.url, poolSize: 1, timeoutMs: 300 });
+    expect((await errorOf(early.send(sampleEmail(1))))!.kind).toBe('temporary');
+    expect(s.messages).toHaveLength(1); // ...and yet the server has it: a retry would be a second copy
+    await early.close();
+    const patient = new SmtpMailTransport({ url: s.url, poolSize: 1, timeoutMs: 300, replyTimeoutMs: 5_000 });
+    await patient.send(sampleEmail(2));
+    expect(s.messages).toHaveLength(2);
+    await patient.close();
+    await s.close();
+  });
+
   it('when the server is down or never greets, then the failure is temporary and bounded by the timeout', async () => {
     const s = await startSmtpSink();
     const t = new SmtpMailTransport({ url: s.url, poolSize: 1, timeoutMs: 300 });

@@ -53,6 +53,11 @@ import { RequestService } from './requests/request-service';
 
 /** What the all-in-one process and tests may inject (the module contract of the team brief). */
 export interface NotesServiceOverrides {
+  /**
+   * How long it keeps serving after it turned not-ready, before it stops listening (Lifecycle, default
+   * 500 ms). The all-in-one gives 0: only its gateway is reached from outside, and it drains first.
+   */
+  drainDelayMs?: number;
   logger?: Logger;
   /** A shared in-process bus (all-in-one): the outbox is relayed to it and heartbeats go on it. */
   bus?: MessagePublisher & MessageConsumer;
@@ -108,7 +113,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
   for (const warning of config.warnings) logger.warn(warning);
   const clock = overrides.clock ?? systemClock;
   const registry = overrides.registry ?? createRegistry('notes');
-  const lifecycle = new Lifecycle(logger);
+  const lifecycle = new Lifecycle(logger, overrides.drainDelayMs);
   const metrics = createNotesMetrics(registry);
 
   // A database outage is one event in the log: requests that fail for it report here (the error
@@ -334,6 +339,8 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
         registry,
         connectionName: `vanish-notes-${process.pid}`,
         connectLazily: true,
+        // The broker's outage is one event in the log, and its failures count in notes_dependency_failures_total.
+        outage: outages.of('rabbitmq', { logger: logger.child('notes/bus'), counting: 'reconnect attempts failed' }),
         // Note events of one relay round travel in packs (docs/events.md); their one consumer, stats,
         // runs this bus. Mail commands go one by one.
         packRoutingKeys: (routingKey) => routingKey.startsWith('note.'),

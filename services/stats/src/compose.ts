@@ -17,6 +17,11 @@ import { createStatsApp } from './http/create-stats-app';
 import { createStatsMetrics } from './stats-metrics';
 
 export interface StatsOverrides {
+  /**
+   * How long it keeps serving after it turned not-ready, before it stops listening (Lifecycle, default
+   * 500 ms). The all-in-one gives 0: only its gateway is reached from outside, and it drains first.
+   */
+  drainDelayMs?: number;
   /** The all-in-one's shared in-process bus (or any bus); the stats service then does not close it. */
   bus?: MessagePublisher & MessageConsumer;
   logger?: Logger;
@@ -43,7 +48,7 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
   const logger = overrides.logger ?? createLogger('stats', config.logLevel);
   const registry = overrides.registry ?? createRegistry('stats');
   const clock = overrides.clock ?? systemClock;
-  const lifecycle = new Lifecycle(logger);
+  const lifecycle = new Lifecycle(logger, overrides.drainDelayMs);
   // A database outage is one event in the log (common's DependencyState); any query that answers ends it.
   const outages = new Outages({ logger: logger.child('stats/db'), onFailure: dependencyFailureCounter(registry, 'stats'), dependencyOf: (err) => (isDatabaseUnavailable(err) ? 'database' : undefined) });
   const knex = configureKnex(config.databaseUrl, { logger: logger.child('stats/db'), sslCa: config.databaseSslCa, outage: outages.of('database') });
@@ -65,6 +70,7 @@ export async function createStatsService(config: StatsConfig, overrides: StatsOv
       if (config.amqpUrl) {
         const rabbit = await RabbitMqBus.connect({
           url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, queues: config.amqpQueues, logger, registry, connectionName: `vanish-stats-${process.pid}`, connectLazily: true,
+          outage: outages.of('rabbitmq', { logger: logger.child('stats/bus'), counting: 'reconnect attempts failed' }),
         });
         bus = rabbit;
         ownBus = rabbit;

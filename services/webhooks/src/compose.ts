@@ -17,6 +17,11 @@ import { BUS_MAX_ATTEMPTS, WebhookDispatcher } from './domain/webhook-dispatcher
 import { createWebhooksMetrics } from './metrics';
 
 export interface WebhooksOverrides {
+  /**
+   * How long it keeps serving after it turned not-ready, before it stops listening (Lifecycle, default
+   * 500 ms). The all-in-one gives 0: only its gateway is reached from outside, and it drains first.
+   */
+  drainDelayMs?: number;
   /** The all-in-one's shared in-process bus (or any bus); the service then does not close it. */
   bus?: MessagePublisher & MessageConsumer;
   logger?: Logger;
@@ -45,7 +50,7 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
   const logger = overrides.logger ?? createLogger('webhooks', config.logLevel);
   const registry = overrides.registry ?? createRegistry('webhooks');
   const clock = overrides.clock ?? systemClock;
-  const lifecycle = new Lifecycle(logger);
+  const lifecycle = new Lifecycle(logger, overrides.drainDelayMs);
   // A database outage is one event in the log (common's DependencyState); any query that answers ends it.
   const outages = new Outages({ logger: logger.child('webhooks/db'), onFailure: dependencyFailureCounter(registry, 'webhooks'), dependencyOf: (err) => (isDatabaseUnavailable(err) ? 'database' : undefined) });
   const knex = configureDatabase(config.databaseUrl, { poolMax: 10, sqliteSynchronous: 'NORMAL', logger: logger.child('webhooks/db'), sslCa: config.databaseSslCa, outage: outages.of('database') });
@@ -111,6 +116,7 @@ export async function createWebhooksService(config: WebhooksConfig, overrides: W
         const rabbit = await RabbitMqBus.connect({
           url: config.amqpUrl, tls: config.amqpTls, exchange: config.amqpExchange, queues: config.amqpQueues, logger, registry,
           connectionName: `vanish-webhooks-${process.pid}`, connectLazily: true,
+          outage: outages.of('rabbitmq', { logger: logger.child('webhooks/bus'), counting: 'reconnect attempts failed' }),
         });
         bus = rabbit;
         ownBus = rabbit;

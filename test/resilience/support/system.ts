@@ -22,6 +22,7 @@ import { CLEARED_ENV, testKey, testMailKeys, testWebhookKeys } from '../../suppo
  * with a fault proxy between the services and each dependency the tests break:
  *
  *   notes ──[db proxy]── MariaDB            gateway ──[redis proxy]── Redis
+ *   mailer ──[db proxy]── MariaDB
  *   notes, stats, mailer, webhooks ──[amqp proxy]── RabbitMQ      mailer ── SMTP sink (its own proxy)
  *
  * Every call made through `api`/`page` is recorded, so `checkInvariants()` can say after each
@@ -75,7 +76,8 @@ export interface System {
   /** Every gateway's base URL, the first one (`gateway`) included. */
   readonly gateways: readonly string[];
   readonly adminUrl: Record<ServiceName, string>;
-  readonly proxies: { notesDb: FaultProxy; redis: FaultProxy; amqp: FaultProxy };
+  /** mailerDb: between the mailer and its database (not with `database`, where it connects directly). */
+  readonly proxies: { notesDb: FaultProxy; mailerDb: FaultProxy; redis: FaultProxy; amqp: FaultProxy };
   readonly sink: SmtpSink;
   readonly databases: Record<'notes' | 'stats' | 'mailer' | 'webhooks', TestDatabase>;
   readonly processes: Record<ServiceName, RunningProcess>;
@@ -134,6 +136,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   };
   const proxies = {
     notesDb: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: options.notesDatabase?.port ?? dbPort }),
+    mailerDb: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: dbPort }),
     redis: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 6379 }),
     amqp: await startFaultProxy({ targetHost: '127.0.0.1', targetPort: 5672 }),
   };
@@ -167,8 +170,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     },
     stats: { DATABASE_URL: dbUrl(databases.stats), AMQP_QUEUE_PREFIX: `${tag}.` },
     mailer: {
-      DATABASE_URL: dbUrl(databases.mailer), SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, ...testMailKeys().mailer,
-      SMTP_TIMEOUT_MS: '2000', MAIL_RETRY_INITIAL_DELAY_MS: '300', MAIL_RETRY_MAX_DELAY_MS: '1000',
+      DATABASE_URL: dbUrl(databases.mailer, ownDatabase ? dbPort : proxies.mailerDb.port), SMTP_URL: sink.url, MAIL_QUEUE: `${tag}.mailer.mail-commands`, ...testMailKeys().mailer,
+      // 2 s to connect and be greeted (a silent server fails fast); 10 s for a reply once greeted, so a
+      // process descheduled for a moment on a loaded machine does not give up on a message the sink took.
+      SMTP_TIMEOUT_MS: '2000', SMTP_REPLY_TIMEOUT_MS: '10000', MAIL_RETRY_INITIAL_DELAY_MS: '300', MAIL_RETRY_MAX_DELAY_MS: '1000',
       MAIL_QUOTA_PER_HOUR: HIGH_LIMIT, MAIL_QUOTA_PER_DAY: HIGH_LIMIT,
     },
     gateway: {

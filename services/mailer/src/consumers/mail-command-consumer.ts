@@ -18,6 +18,11 @@ export interface MailCommandConsumerOptions {
   prefetch: number;
   /** Delay before retrying when our own database is unavailable. */
   storeRetryDelayMs: number;
+  /**
+   * Told of a command that could not be handled first: true when it was reported as part of a
+   * dependency's outage (the database is down), which logs it once for all, not once per command.
+   */
+  reportedAsOutage?: (err: unknown, fields: Record<string, unknown>) => boolean;
 }
 
 /**
@@ -70,9 +75,11 @@ export class MailCommandConsumer {
     try {
       outcome = await this.options.service.deliver(envelopeId, command);
     } catch (err) {
-      logger.warn('mail command not handled (mailer database unavailable?): will retry', {
-        commandId: envelopeId, attempt: message.attempt, err: (err as Error).message,
-      });
+      if (!this.options.reportedAsOutage?.(err, { commandId: envelopeId, attempt: message.attempt })) {
+        logger.warn('mail command not handled (mailer database unavailable?): will retry', {
+          commandId: envelopeId, attempt: message.attempt, err: (err as Error).message,
+        });
+      }
       throw new RetryMessageLater('mailer store unavailable', this.options.storeRetryDelayMs, { cause: err });
     }
     switch (outcome.status) {

@@ -192,4 +192,42 @@ describe('MailDeliveryService', () => {
     await expect(first).resolves.toEqual({ status: 'sent' });
     expect(transport.sent).toHaveLength(1);
   });
+
+  it('when the sent mark waits for the database longer than the lease, then the command stays held: a redelivery meanwhile sends nothing', async () => {
+    const { service, transport, store, clock } = setup({ attemptLeaseMs: 60 });
+    let commit: () => void = () => undefined;
+    const markSent = store.markSent.bind(store);
+    store.markSent = async (id: string) => { await new Promise<void>((resolve) => { commit = resolve; }); return markSent(id); };
+    const first = service.deliver('cmd-mark', linkCommand());
+    for (let i = 0; i < 5; i += 1) {
+      clock.advance(50); // past the first lease by the end, while the mark waits
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    expect(transport.sent).toHaveLength(1);
+    await expect(service.deliver('cmd-mark', linkCommand())).resolves.toMatchObject({ status: 'retry' });
+    commit();
+    await expect(first).resolves.toEqual({ status: 'sent' });
+    await expect(service.deliver('cmd-mark', linkCommand())).resolves.toEqual({ status: 'duplicate' });
+    expect(transport.sent).toHaveLength(1);
+  });
+
+  it('when the SMTP server cannot be reached, then each failed send is told to its outage (not logged one by one) and the next send it takes ends the outage; a refusal of its own is not an outage', async () => {
+    const store = new FakeMailerStore();
+    const transport = new FakeMailTransport();
+    const told: string[] = [];
+    const smtpOutage = { failed: (detail: { commandId: string }) => { told.push(`failed ${detail.commandId}`); }, answered: () => { told.push('answered'); } };
+    const service = new MailDeliveryService({
+      store, transport, hasher: new AddressHasher(KEY), tokens: new UnsubscribeTokens(KEY), clock: new ManualClock(), logger: silentLogger,
+      retryPolicy: new RetryPolicy({ initialDelayMs: 1000, maxDelayMs: 60_000, horizonMs: 3_600_000 }, () => 0.99),
+      mailFrom: 'notes@vanish.test', publicBaseUrl: 'http://localhost:8080', quotaPerHour: 10, quotaPerDay: 50, attemptLeaseMs: 120_000, smtpOutage,
+    });
+    transport.failWith(
+      new MailDeliveryError('temporary', 'ECONNREFUSED at CONN: connect ECONNREFUSED 127.0.0.1:25'),
+      new MailDeliveryError('temporary', 'ETIMEDOUT at CONN: Greeting never received'),
+      new MailDeliveryError('temporary', 'SMTP 451 at MAIL FROM: Try again later', { responseCode: 451 }),
+    );
+    for (const id of ['a', 'b', 'c']) await expect(service.deliver(id, linkCommand())).resolves.toMatchObject({ status: 'retry' });
+    await expect(service.deliver('a', linkCommand())).resolves.toEqual({ status: 'sent' });
+    expect(told).toEqual(['failed a', 'failed b', 'answered']);
+  });
 });

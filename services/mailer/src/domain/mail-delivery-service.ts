@@ -41,6 +41,32 @@ export interface MailDeliveryServiceDeps {
   quotaPerDay: number;
   /** See BeginDeliveryInput.attemptLeaseMs. */
   attemptLeaseMs: number;
+  /**
+   * The SMTP server's availability (common's DependencyState for `smtp`): a send that fails because
+   * the server cannot be reached is part of its outage, told once in the log rather than per e-mail;
+   * a send it takes ends the outage.
+   */
+  smtpOutage?: SmtpOutage;
+  /**
+   * Told of a store failure that is logged rather than thrown (a hold that could not be renewed): true
+   * when it was reported as part of a dependency's outage (the database is down), logged once for all.
+   */
+  reportedAsOutage?: (err: unknown, fields: Record<string, unknown>) => boolean;
+}
+
+/** What the delivery service tells of the SMTP server's availability (common's DependencyState has this shape). */
+export interface SmtpOutage {
+  failed(detail: { commandId: string; err: string; attempt: number; delayMs: number }): void;
+  answered(): void;
+}
+
+/**
+ * A temporary failure that says the server is not there (no connection, no greeting, a timeout, or
+ * 421 "service not available, closing"), as opposed to a server that answered with a refusal of its own.
+ */
+export function isSmtpUnreachable(failure: MailDeliveryError): boolean {
+  const code = failure.options.responseCode;
+  return failure.kind === 'temporary' && (code === undefined || code === 421) && !/^(EAUTH|ETLS)\b/.test(failure.reason);
 }
 
 /**
@@ -110,9 +136,16 @@ export class MailDeliveryService {
       hold.stop();
       return this.failed(err, commandId, command, addressHash, recipient, begun);
     }
-    hold.stop();
+    this.deps.smtpOutage?.answered();
     // Past this point the server has the e-mail: a crash before this commit means one duplicate at most.
-    await store.markSent(commandId, clock.now());
+    // The hold is kept until the mark has committed: released before it, a redelivery of the command
+    // arriving while the mark waits for the database (a slow commit, a failover) found the command
+    // neither sent nor held, and sent it again.
+    try {
+      await store.markSent(commandId, clock.now());
+    } finally {
+      hold.stop();
+    }
     this.observer.sent(command.kind);
     logger.info('e-mail sent', { commandId, kind: command.kind, recipient, attempt: begun.attempts });
     return { status: 'sent' };
@@ -129,6 +162,7 @@ export class MailDeliveryService {
     let warned = false;
     const timer = setInterval(() => {
       store.extendAttempt(commandId, new Date(clock.now().getTime() + attemptLeaseMs)).catch((err: Error) => {
+        if (this.deps.reportedAsOutage?.(err, { task: 'renew the hold of a send', commandId })) return;
         if (warned) return;
         warned = true;
         logger.warn('could not renew the hold of a send in progress: another delivery may send it too once it runs out', { commandId, err: err.message });
@@ -168,7 +202,14 @@ export class MailDeliveryService {
     }
     // The retry may send at once; a store that cannot be told answers 'in_flight' until the lease ends.
     await store.endAttempt(commandId);
-    logger.warn('e-mail not delivered yet: will retry', { commandId, kind: command.kind, recipient, attempt: begun.attempts, delayMs, reason: failure.reason });
+    const fields = { commandId, kind: command.kind, recipient, attempt: begun.attempts, delayMs, reason: failure.reason };
+    if (this.deps.smtpOutage && isSmtpUnreachable(failure)) {
+      // Part of the server's outage: one line when it goes, summaries, one when it is back; this one at debug.
+      this.deps.smtpOutage.failed({ commandId, err: failure.reason, attempt: begun.attempts, delayMs });
+      logger.debug('e-mail not delivered yet: will retry', fields);
+    } else {
+      logger.warn('e-mail not delivered yet: will retry', fields);
+    }
     return { status: 'retry', delayMs, reason: failure.reason };
   }
 }

@@ -13,7 +13,11 @@ export interface ScryptParams {
   p: number;
 }
 
-/** scrypt N=2^15, r=8, p=1: 32 MiB and roughly 50-100 ms per derivation on a server core. */
+/**
+ * scrypt N=2^15, r=8, p=1: 32 MiB and about 100-200 ms of a core per derivation (measured: 116 ms of
+ * CPU on this project's 2-core test machine, about 200 ms from start to end on it; a fast server core
+ * takes less, but 50 ms is not to be counted on).
+ */
 export const PRODUCTION_SCRYPT_PARAMS: Readonly<ScryptParams> = Object.freeze({ N: 2 ** 15, r: 8, p: 1 });
 
 /**

@@ -10,10 +10,10 @@ export interface ScryptLimitOptions {
 
 /**
  * Two derivations at once: each holds a libuv pool thread (the pool has four, first come first
- * served) and a core for 50-100 ms with 32 MiB. Uncapped, a burst of passcode guesses queues ahead
+ * served) and a core for about 100-200 ms with 32 MiB (note-crypto.ts). Uncapped, a burst of passcode guesses queues ahead
  * of every other pool job of the process (DNS lookups for new database connections, file system)
  * and keeps both cores busy; capped, two threads stay free and the event loop, which serves the
- * notes without a passcode, keeps a core. 32 waiting is about a second of work.
+ * notes without a passcode, keeps a core. 32 waiting are 16 rounds of two: about two to three seconds of work.
  */
 export const DEFAULT_SCRYPT_LIMIT: Readonly<ScryptLimitOptions> = Object.freeze({ maxConcurrent: 2, maxQueued: 32 });
 

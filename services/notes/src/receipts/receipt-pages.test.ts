@@ -149,7 +149,7 @@ describe('the receipt of an ended note says what happened, whatever ended it', (
     ['views', { expiry_type: 'view', max_views: 2, views_used: 2, end_reason: 'views' },
       'after 2 views; deleted on March 2, 2026 at 9:00 AM UTC if they are not all used', '2 of 2', 'destroyed after its last allowed view'],
     ['time', { expiry_type: 'time', max_views: 100, views_used: 3, end_reason: 'time' },
-      'at March 2, 2026 at 9:00 AM UTC', '3 of 100', 'expired at its time limit'],
+      'at March 2, 2026 at 9:00 AM UTC', '3', 'expired at its time limit'],
     ['time, both', { expiry_type: 'both', max_views: 5, views_used: 1, end_reason: 'time' },
       'after 5 views or at March 2, 2026 at 9:00 AM UTC, whichever comes first', '1 of 5', 'expired at its time limit'],
     ['lockout', { expiry_type: 'view', max_views: 1, views_used: 0, has_passcode: true, end_reason: 'lockout' },
@@ -223,5 +223,18 @@ describe('the wrong-link guard and the confirmation', () => {
     expect(hasCreatorMark('vanish_creator=0')).toBe(false);
     expect(hasCreatorMark('xvanish_creator=1')).toBe(false);
     expect(hasCreatorMark(undefined)).toBe(false);
+  });
+});
+
+describe('the receipt of a note that ends at a time only', () => {
+  it('when it is shown, then it says how many views there were, not a view limit the user never chose (the internal cap of 100)', () => {
+    const timeOnly: ReceiptBody = { ...ACTIVE, expiry_type: 'time', max_views: 100, views_used: 0, views_left: 100 };
+    const page = receiptPage(context('en'), timeOnly, 'token', '/api/receipt/x.php');
+    expect(/<dd id="views-used">([^<]*)<\/dd>/.exec(page)?.[1]).toBe('0');
+    expect(page).not.toContain('id="views-left"');
+    expect(page).not.toMatch(/\b100\b/);
+    const limited = receiptPage(context('en'), ACTIVE, 'token', '/api/receipt/x.php');
+    expect(/<dd id="views-used">([^<]*)<\/dd>/.exec(limited)?.[1]).toMatch(/1\D+2/);
+    expect(limited).toContain('id="views-left"');
   });
 });

@@ -83,6 +83,9 @@ export function receiptPage(
   const ended = receipt.status === 'ended';
   const endedAt = receipt.ended_at ? parseTimestamp(receipt.ended_at) : undefined;
   const purgeAt = receipt.purge_after ? parseTimestamp(receipt.purge_after) : undefined;
+  // A note that ends at a time only has no view limit the user chose: its max_views is an internal
+  // cap (100), so the page says how many views there were, not "0 of 100", nor "100 left".
+  const viewLimit = receipt.expiry_type !== 'time';
   return layout(ctx, t.t('receipt.title'), html`
 <h1>${t.t('receipt.heading')}</h1>
 ${notice ? html`<p class="card" role="status" id="receipt-notice">${notice}</p>` : raw('')}
@@ -91,8 +94,8 @@ ${notice ? html`<p class="card" role="status" id="receipt-notice">${notice}</p>`
   <dl class="facts">
     <dt>${t.t('receipt.created')}</dt><dd>${moment(t, receipt.created_at)}</dd>
     <dt>${t.t(ended ? 'receipt.wasToEnd' : 'receipt.endsWhen')}</dt><dd id="end-rule">${expiryText(t, receipt)}</dd>
-    <dt>${t.t('receipt.viewsUsed')}</dt><dd id="views-used">${t.t('receipt.viewsUsedValue', { used: receipt.views_used, max: receipt.max_views })}</dd>
-    ${ended ? raw('') : html`<dt>${t.t('receipt.viewsLeft')}</dt><dd id="views-left">${t.number(receipt.views_left)}</dd>`}
+    <dt>${t.t('receipt.viewsUsed')}</dt><dd id="views-used">${viewLimit ? t.t('receipt.viewsUsedValue', { used: receipt.views_used, max: receipt.max_views }) : t.number(receipt.views_used)}</dd>
+    ${ended || !viewLimit ? raw('') : html`<dt>${t.t('receipt.viewsLeft')}</dt><dd id="views-left">${t.number(receipt.views_left)}</dd>`}
     <dt>${t.t('receipt.passcode')}</dt><dd>${t.t(receipt.has_passcode ? 'receipt.yes' : 'receipt.no')}</dd>
     ${ended ? html`<dt>${t.t('receipt.howEnded')}</dt><dd id="end-reason">${receipt.end_reason ? endReasonText(t, receipt.end_reason, receipt.views_used) : ''}</dd>
     <dt>${t.t('receipt.thisReceipt')}</dt><dd>${t.t('receipt.keptUntil', { when: purgeAt ? t.dateUtc(purgeAt) : receipt.purge_after ?? '' })}</dd>` : raw('')}

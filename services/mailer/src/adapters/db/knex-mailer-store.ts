@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { GroupCommit } from '@vanish/common';
+import { AppError, DependencyUnavailableError, GroupCommit } from '@vanish/common';
 import { isConnectionLost, isDatabaseUnavailable, isRetryableAbort, retryingTransaction } from '@vanish/database';
 import type { MailKind } from '../../domain/mail-command';
 import type { BeginDeliveryInput, BeginDeliveryResult, DeliveryState, MailerStore } from '../../domain/mailer-store';
@@ -155,6 +155,10 @@ export class KnexMailerStore implements MailerStore {
   }
 
   async suppress(addressHash: string, reason: 'unsubscribed' | 'rejected', at: Date): Promise<void> {
+    return unavailableAs503(() => this.suppressNow(addressHash, reason, at));
+  }
+
+  private async suppressNow(addressHash: string, reason: 'unsubscribed' | 'rejected', at: Date): Promise<void> {
     const now = at.getTime();
     await this.knex(RECIPIENTS)
       .insert({ address_hash: addressHash, touched_at: now, suppressed_at: now, suppression_reason: reason })
@@ -165,8 +169,10 @@ export class KnexMailerStore implements MailerStore {
   }
 
   async isSuppressed(addressHash: string): Promise<boolean> {
-    const row = await this.knex(RECIPIENTS).where({ address_hash: addressHash }).whereNotNull('suppressed_at').first('address_hash');
-    return row !== undefined;
+    return unavailableAs503(async () => {
+      const row = await this.knex(RECIPIENTS).where({ address_hash: addressHash }).whereNotNull('suppressed_at').first('address_hash');
+      return row !== undefined;
+    });
   }
 
   async purgeDeliveries(olderThan: Date): Promise<number> {
@@ -228,4 +234,18 @@ function decide(input: BeginDeliveryInput, deliveries: Map<string, PendingDelive
   record('reserved', true);
   countedTimes.push(now);
   return { decision: 'send', attempts: 1, firstAttemptAt: input.now };
+}
+
+/**
+ * "The database cannot be reached" as DependencyUnavailableError (503 SERVICE_UNAVAILABLE in the
+ * error shape, logged as part of the database's outage) for what the unsubscribe page calls; any
+ * other error stays as it is (a 500: a bug).
+ */
+async function unavailableAs503<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof AppError) && isDatabaseUnavailable(err)) throw new DependencyUnavailableError('database', 'Database unavailable', err);
+    throw err;
+  }
 }

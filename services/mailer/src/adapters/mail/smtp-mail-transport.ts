@@ -13,10 +13,19 @@ export interface SmtpMailTransportOptions {
   /** CA bundle (PEM) to verify the server with (SMTP_TLS_CA_FILE); unset: Node's public roots. */
   ca?: string | Buffer;
   poolSize: number;
+  /** Connecting, DNS and the server's greeting. */
   timeoutMs: number;
+  /**
+   * How long a server that greeted may stay silent, above all before its final reply to a message
+   * (default: timeoutMs). Given up on, a message the server took is sent again: a duplicate.
+   */
+  replyTimeoutMs?: number;
 }
 
-/** Sends through a pool of SMTP connections (nodemailer), every phase bounded by a timeout. */
+/**
+ * Sends through a pool of SMTP connections (nodemailer), every phase bounded by a timeout: connecting
+ * and the greeting by timeoutMs, a silent server after that by replyTimeoutMs.
+ */
 export class SmtpMailTransport implements MailTransport {
   readonly kind = 'smtp' as const;
   private readonly transporter: Transporter<SMTPPool.SentMessageInfo>;
@@ -76,7 +85,7 @@ export function smtpOptions(options: SmtpMailTransportOptions): SMTPPool.Options
     maxMessages: 1000,
     connectionTimeout: options.timeoutMs,
     greetingTimeout: options.timeoutMs,
-    socketTimeout: options.timeoutMs,
+    socketTimeout: Math.max(options.timeoutMs, options.replyTimeoutMs ?? options.timeoutMs),
     dnsTimeout: options.timeoutMs,
     tls: smtpTlsOptions(options.url, options.ca),
     logger: false,

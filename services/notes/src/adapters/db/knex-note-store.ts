@@ -10,7 +10,7 @@ import { committedRows, connectionOf, endConnection, type ServerConnection } fro
 import {
   DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, translateDatabaseError, withDatabase, type KnexStoreOptions,
 } from './database-errors';
-import { isDeadlock, isSafeToRetryTransaction, retryingTransaction } from '@vanish/database';
+import { isConnectRefused, isDeadlock, isSafeToRetryTransaction, retryingTransaction } from '@vanish/database';
 
 interface NoteRow {
   lookup: string;
@@ -231,7 +231,8 @@ export class KnexNoteStore implements NoteStore {
         if (outcome === 'abandoned') transaction.catch(() => undefined);
         if (outcome !== 'late') return;
       } catch (err) {
-        const again = attempt < TRANSACTION_ATTEMPTS && isSafeToRetryTransaction(err, commitSent);
+        // A database that refuses connections answers 503 at once (isConnectRefused): no pause, no retry.
+        const again = attempt < TRANSACTION_ATTEMPTS && isSafeToRetryTransaction(err, commitSent) && !isConnectRefused(err);
         if (!commitSent) {
           // Rolled back for sure (a deadlock, a Galera node without quorum, a connection lost before COMMIT).
           if (again && !entries.some((entry) => entry.state === 'abandoned')) {
