@@ -6,7 +6,7 @@ import { createNotesService, loadNotesConfig, type NotesService } from '@vanish/
 import { freePort } from '@vanish/testkit/net';
 import { runToEnd } from '@vanish/testkit/process';
 
-const BIN = resolve(__dirname, '../bin/vanish.js');
+const BIN = resolve(__dirname, '../../packages/cli/bin/vanish.js');
 const HOUR = 3_600_000;
 
 const vanish = (args: string[], stdin = '') => runToEnd(process.execPath, [BIN, ...args], { env: { ...process.env, VANISH_URL: undefined, VANISH_PASSCODE: undefined }, stdin });
