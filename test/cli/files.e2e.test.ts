@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -8,6 +7,7 @@ import { freePort, waitFor } from '@vanish/testkit/net';
 import { type RunningProcess, runProcess } from '@vanish/testkit/process';
 import { type FaultProxy, startFaultProxy } from '@vanish/testkit/fault-proxy';
 import { sealedSize } from '../../packages/envelope/file-stream';
+import { hashFile, makeRandomFile } from '@vanish/testkit/random-file';
 
 /*
  * DECISIONS 14 (issue 33), the CLI end to end: notes and the gateway as separate processes (files in the
@@ -64,28 +64,6 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-/** A file of `size` bytes of AES-CTR keystream (distinct everywhere), hashed as it is written. */
-async function makeFile(path: string, size: number): Promise<string> {
-  const stream = createCipheriv('aes-128-ctr', randomBytes(16), randomBytes(16));
-  const out = createWriteStream(path);
-  const hash = createHash('sha256');
-  const zeros = Buffer.alloc(4 * 2 ** 20);
-  for (let written = 0; written < size; written += zeros.length) {
-    const chunk = stream.update(zeros.subarray(0, Math.min(zeros.length, size - written)));
-    hash.update(chunk);
-    if (!out.write(chunk)) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-  return hash.digest('hex');
-}
-
-async function hashFile(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 4 * 2 ** 20 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 interface Run { code: number | null; stdout: string; stderr: string; maxRssMb: number; seconds: number }
 
 /** `vanish ...` as a separate process; `during` runs while it does (to cut the network). */
@@ -114,7 +92,7 @@ async function cutWhen(reached: () => boolean, what: string): Promise<void> {
 describe('a 1 GiB file through the CLI and the gateway', () => {
   it('when the upload is cut at 40 % and the download halfway, then both resume, and the file written is the same bytes', async () => {
     const original = join(work, 'big.bin');
-    const digest = await makeFile(original, SIZE);
+    const digest = await makeRandomFile(original, SIZE);
     const sealed = sealedSize(SIZE);
 
     const before = proxy.bytesFromClients;

@@ -1,11 +1,11 @@
-import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, type Request, chromium } from 'playwright-core';
 import { freePort } from '@vanish/testkit/net';
 import { type RunningProcess, runProcess } from '@vanish/testkit/process';
+import { hashFile, makeRandomFile } from '@vanish/testkit/random-file';
 
 /**
  * DECISIONS 14 (issue 33) in Debian's Chromium, against notes and the gateway as separate processes: the file
@@ -103,28 +103,6 @@ describe('the create page offers files only where it can seal them', () => {
   });
 });
 
-/** A file of `size` bytes of AES-CTR keystream (distinct everywhere), hashed as it is written. */
-async function makeFile(path: string, size: number): Promise<string> {
-  const stream = createCipheriv('aes-128-ctr', randomBytes(16), randomBytes(16));
-  const out = createWriteStream(path);
-  const hash = createHash('sha256');
-  const zeros = Buffer.alloc(4 * 2 ** 20);
-  for (let written = 0; written < size; written += zeros.length) {
-    const chunk = stream.update(zeros.subarray(0, Math.min(zeros.length, size - written)));
-    hash.update(chunk);
-    if (!out.write(chunk)) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-  return hash.digest('hex');
-}
-
-async function hashFile(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 4 * 2 ** 20 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 /**
  * Watches every request a context makes (pages, fetches, XHR uploads, the service worker's navigation) for
  * what must never leave the browser: each needle is looked for in the URL, the headers and the body, as the
@@ -163,7 +141,7 @@ describe('notes with files, written and read in Chromium', () => {
     const dir = join(dataDir, 'originals');
     mkdirSync(dir);
     const big = { name: 'disk image 🔐.bin', path: join(dir, 'disk image 🔐.bin'), digest: '' };
-    big.digest = await makeFile(big.path, BIG_BYTES);
+    big.digest = await makeRandomFile(big.path, BIG_BYTES);
     const small = [
       { name: 'kubeconfig', text: `apiVersion: v1\nclusters:\n- cluster: {server: https://k8s.internal:6443}\n  name: prod-${randomBytes(6).toString('hex')}\n` },
       { name: 'ключи доступа.txt', text: `the vault code is ${randomBytes(8).toString('hex')} 🗝️\n` },
