@@ -215,4 +215,4 @@ async function open(options, linkArgument, io) {
   printText(note.text, io);
 }
 
-module.exports = { open, forTerminal };
+module.exports = { open, forTerminal, outDirectory, rescueDirectory };

@@ -26,6 +26,8 @@ export function makeRequestPage(ctx: PageContext, publicBaseUrl: string): string
     <div><label for="max_views">${t.t('request.make.views')}</label>
     <input id="max_views" name="max_views" type="number" min="1" max="100" value="1" required></div>
   </div>
+  <p class="check"><input id="allow_files" name="allow_files" type="checkbox" value="true">
+  <label for="allow_files">${t.t('request.make.allowFiles')}</label></p>
   <label for="notification_email">${t.t('request.make.email')}</label>
   <input id="notification_email" name="notification_email" type="email" autocomplete="email" maxlength="254">
   <label for="webhook_url">${t.t('request.make.webhook')}</label>
