@@ -218,16 +218,18 @@ describe('the requests pages for people everywhere', () => {
       await expect(page.locator('html').getAttribute('dir')).resolves.toBe(locale === 'ar' ? 'rtl' : 'ltr');
       expect([locale, 'request', await serious(page)]).toEqual([locale, 'request', []]);
       await page.locator('#label').fill('a label');
+      // Files allowed, so that the sender's and the embedded form show the file picker to the audit too.
+      await page.locator('#allow_files').check();
       await page.locator('form[data-make-request] button[type="submit"]').click();
       await page.locator('#made').waitFor();
       expect([locale, 'made', await serious(page)]).toEqual([locale, 'made', []]);
       const requestLink = (await page.locator('#request-link').textContent())!.trim();
       const inboxLink = (await page.locator('#inbox-link').textContent())!.trim();
       await page.goto(requestLink);
-      await page.locator('form[data-send-request]:not([hidden])').waitFor();
+      await page.locator('form[data-send-request]:not([hidden]) #files-field:not([hidden])').waitFor();
       expect([locale, 'send', await serious(page)]).toEqual([locale, 'send', []]);
       await page.goto(`${base}/embed/q/${new URL(requestLink).pathname.slice(3)}`);
-      await page.locator('form[data-send-request]:not([hidden])').waitFor();
+      await page.locator('form[data-send-request]:not([hidden]) #files-field:not([hidden])').waitFor();
       expect([locale, 'embed', await serious(page)]).toEqual([locale, 'embed', []]);
       await page.goto(inboxLink);
       expect([locale, 'inbox', await serious(page)]).toEqual([locale, 'inbox', []]);
