@@ -5,6 +5,10 @@ export declare function isKeyText(text: unknown): boolean;
 export declare function newKeyPair(): Promise<{ publicKey: string; privateKey: string }>;
 export declare function publicKeyOf(privateKey: string): Promise<string>;
 export declare function parseRequestEnvelope(text: unknown): { ephemeralPublicKey: string; envelope: string } | null;
+export declare function newNoteKeyTo(
+  requestPublicKey: string, ephemeral?: { publicKey: string; privateKey: string },
+): Promise<{ ephemeralPublicKey: string; key: string }>;
+export declare function requestEnvelope(ephemeralPublicKey: string, noteEnvelope: string): string;
 export declare function sealTo(
   requestPublicKey: string, text: string, ephemeral?: { publicKey: string; privateKey: string },
 ): Promise<{ content: string; keyCheck: string; key: string }>;

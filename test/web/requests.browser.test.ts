@@ -1,5 +1,6 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -71,19 +72,26 @@ function serverSide(): string {
 }
 
 /** The requester's page: makes the key pair and the request; returns both links as the page shows them. */
-async function makeRequestInBrowser(page: Page, label: string, fields: Record<string, string> = {}): Promise<{ requestLink: string; inboxLink: string }> {
+async function makeRequestInBrowser(page: Page, label: string, fields: Record<string, string> = {}, allowFiles = false): Promise<{ requestLink: string; inboxLink: string }> {
   await page.goto(`${base}/request`);
   await page.getByLabel('What you are asking for').fill(label);
   for (const [name, value] of Object.entries(fields)) await page.locator(`[name="${name}"]`).fill(value);
+  if (allowFiles) await page.getByLabel('Senders may attach files').check();
   await page.getByRole('button', { name: 'Make the request' }).click();
   await page.locator('#made').waitFor();
   await expect(page.locator('#made').textContent()).resolves.toContain('Your inbox: keep this, do not share it');
   return { requestLink: (await page.locator('#request-link').textContent())!.trim(), inboxLink: (await page.locator('#inbox-link').textContent())!.trim() };
 }
 
-async function sendInBrowser(page: Page, requestLink: string, text: string): Promise<string> {
+async function sendInBrowser(page: Page, requestLink: string, text: string, file?: { name: string; mimeType: string; buffer: Buffer }): Promise<string> {
   await page.goto(requestLink);
   await page.getByLabel('Your answer').fill(text);
+  if (file) {
+    // The create page's own picker (DECISIONS 14), offered because the request allows files.
+    await page.locator('#files-input').waitFor({ state: 'visible' });
+    await page.setInputFiles('#files-input', file);
+    expect(await page.locator('#files-list li').count()).toBe(1);
+  }
   await page.getByRole('button', { name: 'Seal and send' }).click();
   await page.locator('#sent').waitFor();
   return (await page.locator('#receipt-link').textContent())!.trim();
@@ -141,21 +149,22 @@ afterAll(async () => {
 });
 
 describe('requests in Chromium, three people', () => {
-  it('when a requester asks and a sender answers, then only the requester\'s inbox opens it, and a third person with the request link learns and consumes nothing', async () => {
-    const requester = await browser.newContext();
+  it('when a requester asks and a sender answers with text and a file, then only the requester\'s inbox opens both, and a third person with the request link learns and consumes nothing', async () => {
+    const requester = await browser.newContext({ acceptDownloads: true });
     const sender = await browser.newContext();
     const third = await browser.newContext();
     const seen = [...recordRequests(requester), ...recordRequests(sender)];
     const text = `the database password is ${Date.now()} 🔑`;
+    const file = { name: `staging-${Date.now()}.pem`, mimeType: 'application/x-pem-file', buffer: Buffer.concat([Buffer.from('-----BEGIN KEY canary 7c1d-----\n'), randomBytes(3000)]) };
 
-    const { requestLink, inboxLink } = await makeRequestInBrowser(await requester.newPage(), 'The staging database password, please', { max_submissions: '2' });
+    const { requestLink, inboxLink } = await makeRequestInBrowser(await requester.newPage(), 'The staging database password, please', { max_submissions: '2' }, true);
     const privateKey = inboxLink.split('#')[1]!;
     expect(privateKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
     const senderPage = await sender.newPage();
     await senderPage.goto(requestLink);
     await expect(senderPage.locator('#request-label').textContent()).resolves.toBe('The staging database password, please');
-    const receipt = await sendInBrowser(senderPage, requestLink, text);
+    const receipt = await sendInBrowser(senderPage, requestLink, text, file);
     expect(receipt).toMatch(/\/r\/[A-Za-z0-9_-]{43}$/);
 
     // The third person has the request link alone: the form, nothing of the answer, no inbox.
@@ -170,6 +179,18 @@ describe('requests in Chromium, three people', () => {
     await inboxPage.goto(inboxLink);
     await expect(inboxPage.locator('#submissions li[data-number="1"]').getAttribute('data-state')).resolves.toBe('waiting');
     await expect(openInBrowser(inboxPage, inboxLink, 1)).resolves.toBe(text);
+    // The file, listed from the sealed manifest and saved through the note page's download code: the same bytes.
+    const opened = inboxPage.locator('#files-opened li');
+    await opened.first().waitFor();
+    await expect(opened.locator('.name').allTextContents()).resolves.toEqual([file.name]);
+    const [download] = await Promise.all([inboxPage.waitForEvent('download'), opened.first().locator('button').click()]);
+    expect(download.suggestedFilename()).toBe(file.name);
+    const saved = join(dataDir, 'saved-answer.key');
+    await download.saveAs(saved);
+    await opened.first().and(inboxPage.locator('[data-saved]')).waitFor();
+    const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    expect(sha256(readFileSync(saved))).toBe(sha256(file.buffer));
+    rmSync(saved);
     // The opened answer's address is the inbox's own (the form posts to it): a real navigation back, not a same-document one.
     await inboxPage.goto('about:blank');
     await inboxPage.goto(inboxLink);
@@ -179,9 +200,11 @@ describe('requests in Chromium, three people', () => {
     for (const request of seen) {
       expect(request).not.toContain(privateKey);
       expect(request).not.toContain(text);
+      expect(request).not.toContain(file.name);
+      expect(request).not.toContain('canary 7c1d');
     }
     const server = serverSide();
-    for (const secret of [privateKey, text, requestId, new URL(inboxLink).pathname.slice(3)]) expect(server).not.toContain(secret);
+    for (const secret of [privateKey, text, requestId, new URL(inboxLink).pathname.slice(3), file.name, 'canary 7c1d']) expect(server).not.toContain(secret);
   });
 });
 
@@ -195,16 +218,18 @@ describe('the requests pages for people everywhere', () => {
       await expect(page.locator('html').getAttribute('dir')).resolves.toBe(locale === 'ar' ? 'rtl' : 'ltr');
       expect([locale, 'request', await serious(page)]).toEqual([locale, 'request', []]);
       await page.locator('#label').fill('a label');
+      // Files allowed, so that the sender's and the embedded form show the file picker to the audit too.
+      await page.locator('#allow_files').check();
       await page.locator('form[data-make-request] button[type="submit"]').click();
       await page.locator('#made').waitFor();
       expect([locale, 'made', await serious(page)]).toEqual([locale, 'made', []]);
       const requestLink = (await page.locator('#request-link').textContent())!.trim();
       const inboxLink = (await page.locator('#inbox-link').textContent())!.trim();
       await page.goto(requestLink);
-      await page.locator('form[data-send-request]:not([hidden])').waitFor();
+      await page.locator('form[data-send-request]:not([hidden]) #files-field:not([hidden])').waitFor();
       expect([locale, 'send', await serious(page)]).toEqual([locale, 'send', []]);
       await page.goto(`${base}/embed/q/${new URL(requestLink).pathname.slice(3)}`);
-      await page.locator('form[data-send-request]:not([hidden])').waitFor();
+      await page.locator('form[data-send-request]:not([hidden]) #files-field:not([hidden])').waitFor();
       expect([locale, 'embed', await serious(page)]).toEqual([locale, 'embed', []]);
       await page.goto(inboxLink);
       expect([locale, 'inbox', await serious(page)]).toEqual([locale, 'inbox', []]);
@@ -290,6 +315,26 @@ describe('the CLI and the browser', () => {
     expect((await vanish(['send', browserRequest], 'answered from the CLI')).code).toBe(0);
     await expect(openInBrowser(await context.newPage(), inboxLink, 1)).resolves.toBe('answered from the CLI');
     await context.close();
+  });
+
+  it('when vanish send attaches a file to a request that allows files, then vanish inbox --out writes the same bytes; a request of text alone refuses it before anything is sent', async () => {
+    const made = await vanish(['request', '--server', base, '--label', 'the signed contract', '--allow-files', '--key-file', 'files.key']);
+    expect(made.code).toBe(0);
+    const requestLink = made.stdout.trim();
+    const bytes = randomBytes(5000);
+    writeFileSync(join(dataDir, 'contract.pdf'), bytes);
+    const sent = await vanish(['send', requestLink, '--attach', 'contract.pdf'], 'signed, see the file\n');
+    expect([sent.code, sent.stderr]).toEqual([0, expect.stringContaining('Sent. Only the requester can open it.')]);
+    mkdirSync(join(dataDir, 'received'));
+    const opened = await vanish(['inbox', '--key-file', 'files.key', '--open', '1', '--out', 'received']);
+    expect([opened.code, opened.stdout]).toEqual([0, 'signed, see the file\n']);
+    expect(opened.stderr).toContain('contract.pdf');
+    expect(readFileSync(join(dataDir, 'received', 'contract.pdf')).equals(bytes)).toBe(true);
+
+    const textOnly = await vanish(['request', '--server', base, '--label', 'text only', '--key-file', 'text-only.key']);
+    const refused = await vanish(['send', textOnly.stdout.trim(), '--attach', 'contract.pdf'], 'x');
+    expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('this request takes text only')]);
+    expect((await vanish(['inbox', '--key-file', 'text-only.key'])).stdout).toContain('(nothing yet)');
   });
 });
 

@@ -62,6 +62,7 @@ request options:
       --count N            how many answers it takes, 1-1000 (default 1)
       --days N             days it stays open, 1-90 (default 7)
   -v, --views N            how many times each answer can be opened, 1-100 (default 1)
+      --allow-files        senders may attach files (vanish send --attach, or the form), sealed like the text
   -n, --notify EMAIL       e-mail this address when an answer arrives
   -w, --webhook URL        POST a signed request.submitted event there for each answer
       --origin ORIGIN      a site that may embed the form (repeat for more)
@@ -69,12 +70,16 @@ request options:
 
 send options:
   -f, --file PATH          read the answer from PATH (default: standard input)
+  -a, --attach PATH        attach the file at PATH (repeat for several), where the request allows files: sealed
+                           here and uploaded, resumably; the text is then optional
 
 inbox options:
       --key-file PATH      the file vanish request wrote, instead of the link
       --open N             open answer N and print it
       --all                open every answer that can still be opened
       --close              close the request now: it takes no more answers
+  -o, --out DIR            where an opened answer's files are written (made if missing; each under its own name,
+                           made safe); --force lets them replace files of the same name
 
 open options:
   -o, --out PATH           write the text to PATH (a new file, mode 600) instead of standard output; for a note
@@ -128,6 +133,7 @@ const OPTIONS = {
   days: { type: 'string' },
   origin: { type: 'string', multiple: true },
   'key-file': { type: 'string' },
+  'allow-files': { type: 'boolean' },
   open: { type: 'string' },
   all: { type: 'boolean' },
   close: { type: 'boolean' },
@@ -140,9 +146,9 @@ const COMMAND_OPTIONS = {
   open: ['out', 'force', 'passcode-file'],
   receipts: ['out', 'keys'],
   'verify-site': ['manifest'],
-  request: ['label', 'count', 'days', 'views', 'notify', 'webhook', 'origin', 'key-file', 'server', 'json'],
-  send: ['file', 'json'],
-  inbox: ['key-file', 'open', 'all', 'close', 'json'],
+  request: ['label', 'count', 'days', 'views', 'allow-files', 'notify', 'webhook', 'origin', 'key-file', 'server', 'json'],
+  send: ['file', 'attach', 'json'],
+  inbox: ['key-file', 'open', 'all', 'close', 'out', 'force', 'json'],
 };
 
 /** The command, its options and its arguments; a UsageError for anything else. */

@@ -115,9 +115,9 @@ function outDirectory(dir) {
 }
 
 /** A fresh directory in the current one, for files revealed when no --out was given (they are never dropped). */
-function rescueDirectory(uuid) {
+function rescueDirectory(stem) {
   for (let n = 1; ; n += 1) {
-    const dir = `vanish-${uuid.slice(0, 8)}${n > 1 ? `-${n}` : ''}`;
+    const dir = `vanish-${stem}${n > 1 ? `-${n}` : ''}`;
     try {
       fs.mkdirSync(dir, { mode: 0o700 });
       return dir;
@@ -192,7 +192,7 @@ async function open(options, linkArgument, io) {
         out = null;
         filesDir = outDirectory(options.out);
       } else {
-        filesDir = { dir: rescueDirectory(link.uuid), made: true };
+        filesDir = { dir: rescueDirectory(link.uuid.slice(0, 8)), made: true };
         io.stderr.write(`vanish: the note carries files and no --out was given: they are written to ${filesDir.dir}\n`);
       }
     }
@@ -215,4 +215,4 @@ async function open(options, linkArgument, io) {
   printText(note.text, io);
 }
 
-module.exports = { open, forTerminal };
+module.exports = { open, forTerminal, outDirectory, rescueDirectory };

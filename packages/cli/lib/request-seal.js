@@ -118,21 +118,37 @@
   }
 
   /**
-   * Seals a text to a request's public key. `ephemeral` (a { publicKey, privateKey } pair) is for test vectors
-   * only; a fresh pair is made otherwise. Resolves { content, keyCheck, key } where `content` is the request
-   * envelope to submit, `keyCheck` its proof, and `key` K (for a test; a sender has no use for it).
+   * A new note key K for an answer to a request: { ephemeralPublicKey, key }. The sender seals its note under `key`
+   * (envelope.js for a text; file-stream.js's sealManifest and streams for an answer with files, DECISIONS 14) and
+   * submits requestEnvelope(ephemeralPublicKey, that note envelope). `ephemeral` (a { publicKey, privateKey } pair)
+   * is for test vectors only; a fresh pair is made otherwise.
    */
-  function sealTo(requestPublicText, text, ephemeral) {
+  function newNoteKeyTo(requestPublicText, ephemeral) {
     var pairText = ephemeral ? Promise.resolve(ephemeral) : newKeyPair();
     return Promise.all([pairText, importPublic(requestPublicText)]).then(function (both) {
       var pair = both[0];
       return importPrivate(pair.privateKey).then(function (privateKey) {
         return deriveNoteKey(privateKey, both[1], pair.publicKey, requestPublicText);
-      }).then(function (key) {
-        return Promise.all([envelope.seal(text, key), envelope.keyCheck(key)]).then(function (sealed) {
-          var inner = sealed[0].split('.');
-          return { content: REQUEST_ENVELOPE_VERSION + '.' + pair.publicKey + '.' + inner[1] + '.' + inner[2], keyCheck: sealed[1], key: key };
-        });
+      }).then(function (key) { return { ephemeralPublicKey: pair.publicKey, key: key }; });
+    });
+  }
+
+  /** The request envelope to submit: `vr1.<ephemeral public key>.<iv>.<ciphertext>` of a `vz1` note envelope sealed under K. */
+  function requestEnvelope(ephemeralPublicText, noteEnvelope) {
+    var inner = typeof noteEnvelope === 'string' ? noteEnvelope.split('.') : [];
+    if (inner.length !== 3 || inner[0] !== envelope.ENVELOPE_VERSION || !isKeyText(ephemeralPublicText)) throw new Error('a request envelope wraps a vz1 note envelope and a 32-byte ephemeral public key');
+    return REQUEST_ENVELOPE_VERSION + '.' + ephemeralPublicText + '.' + inner[1] + '.' + inner[2];
+  }
+
+  /**
+   * Seals a text to a request's public key. `ephemeral` (a { publicKey, privateKey } pair) is for test vectors
+   * only; a fresh pair is made otherwise. Resolves { content, keyCheck, key } where `content` is the request
+   * envelope to submit, `keyCheck` its proof, and `key` K (for a test; a sender has no use for it).
+   */
+  function sealTo(requestPublicText, text, ephemeral) {
+    return newNoteKeyTo(requestPublicText, ephemeral).then(function (noteKey) {
+      return Promise.all([envelope.seal(text, noteKey.key), envelope.keyCheck(noteKey.key)]).then(function (sealed) {
+        return { content: requestEnvelope(noteKey.ephemeralPublicKey, sealed[0]), keyCheck: sealed[1], key: noteKey.key };
       });
     });
   }
@@ -161,6 +177,8 @@
     newKeyPair: newKeyPair,
     publicKeyOf: publicKeyOf,
     parseRequestEnvelope: parseRequestEnvelope,
+    newNoteKeyTo: newNoteKeyTo,
+    requestEnvelope: requestEnvelope,
     sealTo: sealTo,
     noteKeyFor: noteKeyFor,
     keyCheckFor: keyCheckFor,

@@ -3,17 +3,23 @@
  * Requests (DECISIONS 15) on the command line:
  *   vanish request  makes an X25519 key pair here, sends only the public key, keeps the private key in a file of its
  *                   own (mode 600), prints the request link (for senders) and the inbox link (for you alone);
- *   vanish send     seals a text to a request's public key here and submits only the envelope;
- *   vanish inbox    lists a request's answers and opens them here, through the inbox page's own form (never /api).
+ *   vanish send     seals a text and files (--attach, where the request allows them) to a request's public key here
+ *                   and submits only the envelope, then uploads the sealed files as a note's (DECISIONS 14);
+ *   vanish inbox    lists a request's answers and opens them here, through the inbox page's own form (never /api),
+ *                   writing an answer's files to --out DIR as vanish open does.
  */
 const fs = require('node:fs');
+const path = require('node:path');
+const envelope = require('./envelope');
+const fileStream = require('./file-stream');
 const seal = require('./request-seal');
+const { attachments, checkedUploads, checkedDownloads, downloadAll, humanSize, uploadAll } = require('./files');
 const { Refusal, UsageError, shown } = require('./errors');
 const { bodyText, send } = require('./http');
 const { serverOrigin } = require('./links');
 const { DEFAULT_SERVER, CONTENT_MAX_CODE_POINTS } = require('./create');
-const { decodeEntities } = require('./page');
-const { forTerminal } = require('./open');
+const { decodeEntities, fileDownloads } = require('./page');
+const { forTerminal, outDirectory, rescueDirectory } = require('./open');
 
 const ID = /^[A-Za-z0-9_-]{43}$/;
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -76,6 +82,7 @@ async function request(options, io) {
   if (count !== undefined) body.max_submissions = count;
   if (days !== undefined) body.open_days = days;
   if (views !== undefined) body.max_views = views;
+  if (options['allow-files']) body.allow_files = true;
   if (options.notify) body.notification_email = options.notify;
   if (options.webhook) body.webhook_url = options.webhook;
   if (options.origin) body.allowed_origins = options.origin;
@@ -135,22 +142,44 @@ async function sendTo(options, linkText, io) {
   if (about.status === 404) throw new Refusal('there is no request at this link: it never existed, or it ended long ago');
   if (about.status === 410) throw new Refusal('this request takes no more answers (its count, its date, or its requester closed it)');
   if (!about.ok || !described || described.success !== true || !seal.isKeyText(described.public_key)) throw refusal('the server did not describe the request', about, described);
+  const files = attachments(options.attach ?? []);
+  if (files.length > 0 && described.allow_files !== true) throw new UsageError('this request takes text only: its requester did not allow files. Nothing was sent');
   let text;
   try {
-    text = options.file !== undefined ? fs.readFileSync(options.file, 'utf8') : await readAll(io.stdin);
+    // With files the text is optional: it is read from standard input only when that is not a terminal.
+    text = options.file !== undefined ? fs.readFileSync(options.file, 'utf8') : files.length > 0 && io.stdin.isTTY ? '' : await readAll(io.stdin);
   } catch (err) {
     throw new UsageError(`cannot read ${options.file ?? 'standard input'}: ${err.code ?? err.message}`);
   }
-  if (text.trim() === '') throw new UsageError('the answer is empty');
+  if (text.trim() === '' && files.length === 0) throw new UsageError('the answer is empty');
   if ([...text].length > CONTENT_MAX_CODE_POINTS) throw new UsageError(`the answer is longer than ${CONTENT_MAX_CODE_POINTS} characters`);
   io.stderr.write(`vanish: sealing for a request that asks for: ${shown(described.label, 500)}\n`);
-  const sealed = await seal.sealTo(described.public_key, text);
-  const response = await send(api, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ content: sealed.content, key_check: sealed.keyCheck }) }, link.origin);
+  // K from a fresh ephemeral key and the request's public key; the note under K is a text, or (DECISIONS 14) the
+  // manifest of the files and the text, exactly as vanish create seals a note.
+  const noteKey = await seal.newNoteKeyTo(described.public_key);
+  let noteEnvelope;
+  try {
+    noteEnvelope = files.length > 0
+      ? await fileStream.sealManifest(text.trim() === '' ? '' : text, files.map((file) => file.entry), noteKey.key)
+      : await envelope.seal(text, noteKey.key);
+  } catch (err) {
+    throw new UsageError(err.message);
+  }
+  const body = { content: seal.requestEnvelope(noteKey.ephemeralPublicKey, noteEnvelope), key_check: await envelope.keyCheck(noteKey.key) };
+  if (files.length > 0) body.files = files.map((file) => ({ size: fileStream.sealedSize(file.entry.size) }));
+  const response = await send(api, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(body) }, link.origin);
   const answer = await answerOf(response);
   if (response.status === 410) throw new Refusal('not sent: this request takes no more answers');
   if (!response.ok || !answer || answer.success !== true) throw refusal('the server refused the answer', response, answer);
+  if (files.length > 0) {
+    // The answer opens once every file is uploaded: "Sent" is said only then.
+    const urls = checkedUploads(answer, link.origin, body.files.map((file) => file.size));
+    await uploadAll(files, noteKey.key, urls, io.stderr);
+  }
   if (options.json) {
-    io.stdout.write(`${JSON.stringify(answer)}\n`);
+    // The upload addresses are bearer secrets of no further use: they are not printed.
+    const { uploads: _uploads, ...printed } = answer;
+    io.stdout.write(`${JSON.stringify(printed)}\n`);
     return;
   }
   io.stderr.write('Sent. Only the requester can open it.\n');
@@ -203,10 +232,15 @@ async function inbox(options, linkText, io) {
       return;
     }
     io.stdout.write(`Asked for: ${shown(answer.label, 500)}\nStatus: ${shown(answer.status)} (${items.length} of ${answer.max_submissions} answers), open until ${shown(answer.expires_at)} UTC\n`);
-    for (const item of items) io.stdout.write(`  ${item.submission}\t${shown(item.submitted_at)} UTC\t${item.size} characters sealed\t${shown(item.state)}\n`);
+    for (const item of items) io.stdout.write(`  ${item.submission}\t${shown(item.submitted_at)} UTC\t${humanSize(item.size)} sealed\t${shown(item.state)}\n`);
     if (items.length === 0) io.stdout.write('  (nothing yet)\n');
     return;
   }
+  // An existing file is never a place for an answer's files: refused before anything is opened.
+  if (options.out !== undefined && fs.existsSync(options.out) && !fs.statSync(options.out).isDirectory()) {
+    throw new UsageError(`${options.out} exists and is not a directory: an answer's files need a directory (--out DIR). Nothing was opened`);
+  }
+  let filesDir = null;
   const wanted = options.all ? items.filter((item) => item.state !== 'expired').map((item) => item.submission) : [wholeNumber(options.open, 'open', 1, 1000)];
   for (const number of wanted) {
     const item = items.find((candidate) => candidate.submission === number);
@@ -219,16 +253,35 @@ async function inbox(options, linkText, io) {
     }, link.origin);
     const html = await bodyText(page);
     if (page.status === 410) throw new Refusal(`answer ${number} can no longer be opened: opened to its last view, expired, or ended by its sender`);
+    if (page.status === 409) throw new Refusal(`answer ${number}'s files are still being uploaded by its sender: try again later. Nothing was consumed`);
     if (page.status !== 200) throw new Refusal(`the server answered HTTP ${page.status} to opening answer ${number}`);
     const envelope = openedEnvelope(html);
     if (!envelope) throw new Refusal('the server answered no sealed envelope: vanish shows nothing else in its place');
+    const key = await seal.noteKeyFor(link.key, item.ephemeral_key);
     let text;
+    let files;
     try {
-      text = await seal.openFrom(link.key, item.ephemeral_key, envelope);
-    } catch {
+      ({ text, files } = await fileStream.openNote(envelope, key));
+    } catch (err) {
+      if (err.code === 'MANIFEST') throw new Refusal(`answer ${number}: ${err.message}. The view was used`);
       throw new Refusal(`answer ${number} does not open with the inbox's key: it was changed on the way or on the server. The view was used`);
     }
     if (options.all) io.stdout.write(`--- answer ${number} (${shown(item.submitted_at)} UTC) ---\n`);
+    if (files) {
+      // DECISIONS 14: the answer's files, downloaded, opened as they arrive and written as vanish open writes a note's.
+      const urls = checkedDownloads(fileDownloads(html), files, link.origin);
+      if (!filesDir) {
+        filesDir = options.out !== undefined ? outDirectory(options.out) : { dir: rescueDirectory(`answer-${number}`), made: true };
+        if (options.out === undefined) io.stderr.write(`vanish: answer ${number} carries files and no --out was given: they are written to ${filesDir.dir}\n`);
+      }
+      const written = await downloadAll(urls, files, key, filesDir.dir, options.force === true, io.stderr);
+      const lines = [`vanish: ${written.length === 1 ? `the file of answer ${number} was` : `the ${written.length} files of answer ${number} were`} written to ${filesDir.dir}:`];
+      for (const { entry, target } of written) {
+        lines.push(`  ${path.basename(target)}  ${humanSize(entry.size)}${path.basename(target) !== entry.name ? ` (the answer names it ${JSON.stringify(entry.name)})` : ''}`);
+      }
+      io.stderr.write(`${lines.join('\n')}\n`);
+      if (text === '') continue;
+    }
     if (io.stdout.isTTY) {
       const { safe, changed } = forTerminal(text);
       io.stdout.write(safe);

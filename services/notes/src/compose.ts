@@ -205,6 +205,7 @@ export async function createNotesService(config: NotesConfig, overrides: NotesSe
     ids: new RequestIds(config.lookupKey),
     crypto: new RequestCrypto(config.masterKeys),
     notes,
+    files,
     noteLookup: (uuid) => crypto.lookup(uuid),
     mailSealer: config.mailSealing.kind === 'to-mailer'
       ? new ConsumerSealer(config.mailSealing.publicKeys, MAIL_SEAL_PURPOSE)

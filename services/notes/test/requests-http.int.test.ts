@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConsumerOpener, KeyRing, MAIL_SEAL_PURPOSE, ManualClock, silentLogger } from '@vanish/common';
 import { waitFor } from '@vanish/testkit/net';
-import { newKeyPair, openFrom, keyCheckFor, sealTo } from '@vanish/envelope/request-seal';
+import { createHash, randomBytes } from 'node:crypto';
+import { keyCheck } from '@vanish/envelope';
+import * as fileStream from '@vanish/envelope/file-stream';
+import { newKeyPair, newNoteKeyTo, noteKeyFor, openFrom, keyCheckFor, requestEnvelope, sealTo } from '@vanish/envelope/request-seal';
 import { createNotesService, loadNotesConfig, type NotesService } from '../src';
 import { send } from './support/api-client';
 
@@ -126,6 +129,71 @@ describe('requests over HTTP', () => {
     expect((await submit(requestId, { content: sealed.content, key_check: 'short' })).json.code).toBe('INVALID_KEY_CHECK');
     const after = await counts();
     expect(after).toEqual({ ...before, requests: before.requests + 1 });
+  });
+
+  it('when a request allows files, then an answer declares them, gets its uploads, and the inbox opens it with download addresses whose bytes open to the same file; refused (nothing stored) where files are not allowed', async () => {
+    const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+    /** An answer with one file, sealed as the sender's page and `vanish send --attach` seal it. */
+    const sealWithFile = async (publicKey: string, text: string, plain: Buffer) => {
+      const noteKey = await newNoteKeyTo(publicKey);
+      const entry = fileStream.newFileEntry('report ✓.pdf', 'application/pdf', plain.length);
+      const sealer = fileStream.createSealer(noteKey.key, entry.nonce);
+      const sealedFile = Buffer.concat([...(await sealer.push(plain)), ...(await sealer.finish())]);
+      const content = requestEnvelope(noteKey.ephemeralPublicKey, await fileStream.sealManifest(text, [entry], noteKey.key));
+      return { body: { content, key_check: await keyCheck(noteKey.key), files: [{ size: sealedFile.length }] }, sealedFile };
+    };
+    const plain = randomBytes(70_000); // two segments
+    const noteFiles = async () => Number(((await service.knex('note_files').count({ n: '*' })) as Array<{ n: number | string }>)[0]!.n);
+
+    // Not allowed: 400 in the error shape, and nothing is stored (no slot, no note, no upload).
+    const textOnly = await makeRequest();
+    const before = { ...(await counts()), files: await noteFiles() };
+    const refused = await submit(textOnly.requestId, (await sealWithFile(textOnly.pair.publicKey, 'x', plain)).body);
+    expect([refused.status, refused.json.code, refused.json.details?.parameter]).toEqual([400, 'FILES_NOT_ALLOWED', 'files']);
+    const tooMany = await makeRequest({ allow_files: true });
+    const many = (await sealWithFile(tooMany.pair.publicKey, 'x', plain)).body;
+    const overCount = await submit(tooMany.requestId, { ...many, files: Array.from({ length: 21 }, () => ({ size: 100 })) });
+    expect([overCount.status, overCount.json.code]).toEqual([400, 'INVALID_FILES']);
+    expect((await submit(tooMany.requestId, { ...many, files: [{ size: 0 }] })).json.code).toBe('INVALID_FILES');
+    expect({ ...(await counts()), files: await noteFiles() }).toEqual({ ...before, requests: before.requests + 1 });
+    expect((await send(base, 'GET', `/api/inbox/${tooMany.inboxId}.php`)).json.submissions).toEqual([]);
+
+    // Allowed: the answer's uploads are pre-created as a note's, and it opens only once they are complete.
+    const { pair, requestId, inboxId } = await makeRequest({ allow_files: true });
+    expect((await send(base, 'GET', `/api/request/${requestId}.php`)).json.allow_files).toBe(true);
+    const answer = await sealWithFile(pair.publicKey, 'the contract, signed', plain);
+    const done = await submit(requestId, answer.body);
+    expect(done.status).toBe(200);
+    expect(done.json.uploads).toEqual([{ url: expect.stringMatching(/\/files\/uploads\/[A-Za-z0-9_-]{43}$/), size: answer.sealedFile.length }]);
+    const listed = await send(base, 'GET', `/api/inbox/${inboxId}.php`);
+    const item = listed.json.submissions[0] as { size: number; ephemeral_key: string; state: string };
+    expect([item.state, item.size]).toEqual(['waiting', answer.body.content.length - 44 + answer.sealedFile.length]);
+    const check = await keyCheckFor(pair.privateKey, item.ephemeral_key);
+    const early = await send(base, 'POST', `/i/${inboxId}`, { headers: FORM, body: `submission=1&key_check=${check}`, unchecked: true });
+    expect(early.status).toBe(409); // still being uploaded: nothing claimed
+    const uploadPath = new URL(done.json.uploads[0].url as string).pathname;
+    const patched = await send(base, 'PATCH', uploadPath, {
+      headers: { 'tus-resumable': '1.0.0', 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, body: answer.sealedFile, unchecked: true,
+    });
+    expect(patched.status).toBe(204);
+
+    const opened = await send(base, 'POST', `/i/${inboxId}`, { headers: FORM, body: `submission=1&key_check=${check}` });
+    expect(opened.status).toBe(200);
+    const envelope = /data-request-envelope="([^"]+)"/.exec(opened.text)![1]!;
+    const downloads = [...opened.text.matchAll(/<li data-download="([^"]+)" data-size="(\d+)">/g)].map((match) => ({ url: match[1]!, size: Number(match[2]) }));
+    expect(downloads).toEqual([{ url: expect.stringMatching(/\/files\/d\/[A-Za-z0-9_-]{43}$/), size: answer.sealedFile.length }]);
+    const key = await noteKeyFor(pair.privateKey, item.ephemeral_key);
+    const note = await fileStream.openNote(envelope, key);
+    expect(note.text).toBe('the contract, signed');
+    expect(note.files!.map((file) => [file.name, file.size])).toEqual([['report ✓.pdf', plain.length]]);
+    const download = await fetch(`${base}${new URL(downloads[0]!.url).pathname}`);
+    expect(download.status).toBe(200);
+    const opener = fileStream.createOpener(key, note.files![0]!.nonce, note.files![0]!.size);
+    const got = Buffer.concat([...(await opener.push(new Uint8Array(await download.arrayBuffer()))), ...(await opener.finish())]);
+    expect(sha256(got)).toBe(sha256(plain));
+    expect(opened.text).not.toContain('the contract');
+    expect(opened.text).not.toContain('report');
+    expect((await send(base, 'GET', `/api/inbox/${inboxId}.php`)).json.submissions[0].state).toBe('opened');
   });
 
   it('when a third person holds only the request link, then they see the label and a form, and no way to list, open or consume anything', async () => {

@@ -211,7 +211,7 @@ function timeControls(body: Body): Pick<CreateNoteInput, 'shrinkAfterFirstViewMi
  * `client_encrypted` (files are always sealed on the writer's machine). Shape only: the count and byte
  * limits are the service's configuration (FileService.checkLimits). Present only when given.
  */
-function filesField(body: Body, sealedByWriter: boolean): { files?: Array<{ size: number }> } {
+export function filesField(body: Record<string, unknown>, sealedByWriter: boolean): { files?: Array<{ size: number }> } {
   const value = field(body, 'files');
   if (value === undefined || value === null) return {};
   if (!sealedByWriter) fail('INVALID_FILES', 'files', 'files are sealed on the writer\'s machine: send them with client_encrypted true');

@@ -8,13 +8,18 @@ export const REQUEST_SEAL_JS = readFileSync(require.resolve('@vanish/envelope/re
  * The requests' pages script: /request makes the key pair here and shows both links; /q/{id} and /embed/q/{id}
  * seal the answer here to the request's public key and submit only the envelope; /i/{id} proves and opens each
  * answer with the private key of the link's fragment, which no request carries. Messages come translated from
- * the page's data attributes, never from this script.
+ * the page's data attributes, never from this script. Files (DECISIONS 14) go through the pages script's own code
+ * (window.vanishFilesUi: the picker, tus uploads, the download worker), sealed under the answer's note key K.
  */
 export const REQUESTS_JS = `
 (function () {
   if (window.vanishRequests) return;
   window.vanishRequests = true;
   var seal = window.vanishRequestSeal;
+  var envelope = window.vanishEnvelope;
+  var files = window.vanishFileStream;
+  // Defined by app.js, which runs after this script: looked up when a page is set up (DOMContentLoaded).
+  var filesUi = function () { return window.vanishFilesUi && files ? window.vanishFilesUi : null; };
   var byId = function (id) { return document.getElementById(id); };
   var json = function (res) { return res.json().then(function (body) { return { status: res.status, body: body }; }, function () { return { status: res.status, body: null }; }); };
   var ready = function () { return seal && window.isSecureContext && window.crypto && crypto.subtle ? seal.supported() : Promise.resolve(false); };
@@ -38,6 +43,7 @@ export const REQUESTS_JS = `
           max_submissions: Number(value('max_submissions')),
           open_days: Number(value('open_days')),
           max_views: Number(value('max_views')),
+          allow_files: form.elements.allow_files.checked,
           lang: document.documentElement.lang
         };
         if (value('notification_email')) body.notification_email = value('notification_email');
@@ -83,18 +89,35 @@ export const REQUESTS_JS = `
     if (!form) return;
     var problem = byId('send-refused');
     var busy = false;
+    var ui = filesUi();
+    // DECISIONS 14: where the request allows files (the page has the field), the create page's picker.
+    if (ui && byId('files-field')) ui.field(form);
     ready().then(function (ok) { if (ok) form.hidden = false; else byId('send-no-crypto').hidden = false; });
     form.addEventListener('submit', function (event) {
       event.preventDefault();
       if (busy) return;
       var text = form.elements.content.value;
-      if (text.trim() === '') return;
+      var chosen = ui && byId('files-field') ? ui.chosen() : [];
+      if (text.trim() === '' && chosen.length === 0) return;
       busy = true;
       problem.hidden = true;
-      seal.sealTo(form.getAttribute('data-public-key'), text).then(function (sealed) {
-        // Only the envelope and the proof of its key leave this page; the text box is never sent.
-        return fetch(form.getAttribute('data-submit'), { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ content: sealed.content, key_check: sealed.keyCheck }) });
-      }).then(json).then(function (answer) {
+      var entries = chosen.map(function (file) { return ui.entryOf(file); });
+      seal.newNoteKeyTo(form.getAttribute('data-public-key')).then(function (noteKey) {
+        // The note under K: the text, or (with files) the manifest of the files and the text, as a note's.
+        var note = entries.length > 0 ? files.sealManifest(text.trim() === '' ? '' : text, entries, noteKey.key) : envelope.seal(text, noteKey.key);
+        return Promise.all([note, envelope.keyCheck(noteKey.key)]).then(function (parts) {
+          // Only the envelope, the proof of its key and the files' sealed sizes leave this page; the text box is never sent.
+          var body = { content: seal.requestEnvelope(noteKey.ephemeralPublicKey, parts[0]), key_check: parts[1] };
+          if (entries.length > 0) body.files = entries.map(function (entry) { return { size: files.sealedSize(entry.size) }; });
+          return fetch(form.getAttribute('data-submit'), { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) })
+            .then(json).then(function (answer) {
+              if (entries.length === 0 || answer.status !== 200 || !answer.body || !answer.body.success) return answer;
+              // The answer opens once every file is uploaded: "Sent" is said only then.
+              var urls = (answer.body.uploads || []).map(function (upload) { return upload.url; });
+              return ui.uploadAll(urls, chosen, entries, noteKey.key).then(function () { ui.clear(); return answer; }, function () { return { status: 0, upload: true }; });
+            });
+        });
+      }).then(function (answer) {
         busy = false;
         if (answer.status === 200 && answer.body && answer.body.success) {
           form.elements.content.value = '';
@@ -109,7 +132,7 @@ export const REQUESTS_JS = `
           byId('sent-heading').focus();
           return;
         }
-        problem.textContent = form.getAttribute(answer.status === 429 ? 'data-refused-rate' : answer.status === 410 ? 'data-refused-closed' : 'data-refused-other');
+        problem.textContent = form.getAttribute(answer.upload ? 'data-refused-upload' : answer.status === 429 ? 'data-refused-rate' : answer.status === 410 ? 'data-refused-closed' : 'data-refused-other');
         problem.hidden = false;
       }).catch(function () {
         busy = false;
@@ -160,9 +183,19 @@ export const REQUESTS_JS = `
     if (back) back.href = back.getAttribute('href') + location.hash;
     var key = privateKey();
     if (!key) { shown(sealed.getAttribute('data-no-key'), false); return; }
-    seal.openFrom(key, sealed.getAttribute('data-ephemeral-key'), sealed.getAttribute('data-request-envelope')).then(function (text) {
-      shown(text, true);
-    }, function () { shown(sealed.getAttribute('data-wrong-key'), false); });
+    var ui = filesUi();
+    seal.noteKeyFor(key, sealed.getAttribute('data-ephemeral-key')).then(function (noteKey) {
+      var noteEnvelope = sealed.getAttribute('data-request-envelope');
+      // DECISIONS 14: an answer with files carries their manifest; they are saved with the note page's own code.
+      var opening = files ? files.openNote(noteEnvelope, noteKey) : envelope.open(noteEnvelope, noteKey).then(function (text) { return { text: text, files: null }; });
+      return opening.then(function (note) {
+        shown(note.text, true);
+        if (note.files && ui) {
+          if (note.text === '') sealed.hidden = true;
+          ui.openedFiles(note.files, noteKey);
+        }
+      });
+    }).then(null, function () { shown(sealed.getAttribute('data-wrong-key'), false); });
   };
 
   // The embedded form tells its frame's parent only how tall it is, nothing else.
@@ -173,11 +206,23 @@ export const REQUESTS_JS = `
     tell();
   };
 
-  makePage();
-  sendPage();
-  inboxPage();
-  openedPage();
-  embedded();
+  // After every deferred script (app.js among them) has run: this one runs before app.js, while the document is
+  // 'interactive' and DOMContentLoaded has not fired yet.
+  var done = false;
+  var setUp = function () {
+    if (done) return;
+    done = true;
+    makePage();
+    sendPage();
+    inboxPage();
+    openedPage();
+    embedded();
+  };
+  if (document.readyState === 'complete') setUp();
+  else {
+    document.addEventListener('DOMContentLoaded', setUp);
+    window.addEventListener('load', setUp);
+  }
 })();
 `;
 

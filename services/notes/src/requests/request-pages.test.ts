@@ -40,6 +40,25 @@ describe('the requests\' pages (DECISIONS 15)', () => {
     expect(pages[3]).not.toContain('data-ephemeral-key="DDDD'); // an expired one offers no opening
   });
 
+  it('when a request allows files, then the sender\'s and the embedded form carry the create page\'s file field and load tus; an opened answer lists its download addresses', () => {
+    const ctx = { t: translations.get('en'), theme: 'system' as const, languages: translations.names(), switcher: true };
+    for (const page of [sendPage(ctx, ID, request), embeddedSendPage(ctx, ID, request)]) {
+      expect(page).not.toContain('id="files-input"');
+      expect(page).not.toContain('/assets/tus.js');
+    }
+    for (const page of [sendPage(ctx, ID, { ...request, allowFiles: true }), embeddedSendPage(ctx, ID, { ...request, allowFiles: true })]) {
+      expect(page).toContain('id="files-input"');
+      expect(page).toContain('id="upload-progress"');
+      expect(page).toContain('/assets/tus.js');
+    }
+    const opened = openedSubmissionPage(ctx, ID, {
+      number: 1, envelope: 'vz1.x.y', ephemeralKey: 'C'.repeat(43), currentViews: 1, maxViews: 1, destroyed: true, files: [{ url: 'https://v.example/files/d/TOKEN', size: 32 }],
+    });
+    expect(opened).toContain('<li data-download="https://v.example/files/d/TOKEN" data-size="32">');
+    expect(opened).toContain('id="files-section"');
+    expect(makeRequestPage(ctx, 'https://v.example')).toContain('name="allow_files" type="checkbox"');
+  });
+
   it('when the embed snippet is made, then it names the request link and the embed script with its integrity hash', () => {
     expect(embedSnippet('https://v.example/', `https://v.example/q/${ID}`)).toBe(
       `<div data-vanish-request="https://v.example/q/${ID}"></div>\n<script src="https://v.example/assets/embed.js" integrity="${REQUEST_ASSET_INTEGRITY.embed}" crossorigin="anonymous" async></script>`,

@@ -1,5 +1,6 @@
 import { type Html, html, raw } from '../http/pages/html';
-import { copyButton, layout, type PageContext } from '../http/pages/templates';
+import { copyButton, downloadList, filesField, layout, revealedFilesSection, type PageContext } from '../http/pages/templates';
+import type { RevealedFile } from '../domain/notes';
 import { EMBED_SNIPPET_PLACEHOLDER, embedSnippet } from './embed-snippet';
 import type { InboxView, RequestForSender } from './request-service';
 import { LABEL_MAX_CODE_POINTS, MAX_SUBMISSIONS_DEFAULT, MAX_SUBMISSIONS_MAX, OPEN_DAYS_DEFAULT, OPEN_DAYS_MAX } from './request-validator';
@@ -25,6 +26,8 @@ export function makeRequestPage(ctx: PageContext, publicBaseUrl: string): string
     <div><label for="max_views">${t.t('request.make.views')}</label>
     <input id="max_views" name="max_views" type="number" min="1" max="100" value="1" required></div>
   </div>
+  <p class="check"><input id="allow_files" name="allow_files" type="checkbox" value="true">
+  <label for="allow_files">${t.t('request.make.allowFiles')}</label></p>
   <label for="notification_email">${t.t('request.make.email')}</label>
   <input id="notification_email" name="notification_email" type="email" autocomplete="email" maxlength="254">
   <label for="webhook_url">${t.t('request.make.webhook')}</label>
@@ -67,10 +70,12 @@ function sendForm(ctx: PageContext, requestId: string, request: RequestForSender
 <noscript><p class="error">${t.t('request.send.needsScript')}</p></noscript>
 <p class="error" role="alert" id="send-no-crypto" hidden>${t.t('request.make.noCrypto')}</p>
 <form class="card" data-send-request hidden data-public-key="${request.publicKey}" data-submit="/api/request/${requestId}.php"
-  data-refused-rate="${t.t('request.send.refusedRate')}" data-refused-closed="${t.t('request.send.refusedClosed')}" data-refused-other="${t.t('request.send.refusedOther')}">
+  data-refused-rate="${t.t('request.send.refusedRate')}" data-refused-closed="${t.t('request.send.refusedClosed')}" data-refused-other="${t.t('request.send.refusedOther')}"
+  data-refused-upload="${t.t('request.send.refusedUpload')}">
   <label for="content">${t.t('request.send.answer')}</label>
   <textarea id="content" name="content" required maxlength="10000" dir="auto" autocomplete="off" aria-describedby="sealing-hint"></textarea>
   <p class="hint" id="sealing-hint">${t.t('request.send.sealing')}</p>
+  ${request.allowFiles ? filesField(ctx) : raw('')}
   <p class="error" role="alert" id="send-refused" hidden></p>
   <button type="submit">${t.t('request.send.submit')}</button>
 </form>
@@ -89,7 +94,7 @@ export function sendPage(ctx: PageContext, requestId: string, request: RequestFo
   const { t } = ctx;
   return layout(ctx, t.t('request.send.title'), html`
 <h1>${t.t('request.send.heading')}</h1>
-${sendForm(ctx, requestId, request)}`, { requests: true });
+${sendForm(ctx, requestId, request)}`, { requests: true, upload: request.allowFiles });
 }
 
 /** /embed/q/{id}: the same form, made to be framed; it can only submit, never reveal. */
@@ -97,7 +102,7 @@ export function embeddedSendPage(ctx: PageContext, requestId: string, request: R
   const { t } = ctx;
   return layout(ctx, t.t('request.send.title'), html`
 <h1>${t.t('request.send.heading')}</h1>
-${sendForm(ctx, requestId, request)}`, { embedded: true });
+${sendForm(ctx, requestId, request)}`, { embedded: true, upload: request.allowFiles });
 }
 
 export function requestClosedPage(ctx: PageContext, embedded = false): string {
@@ -161,7 +166,8 @@ ${inbox.status === 'open' ? html`<form method="post" action="/i/${inboxId}/close
 
 /** The answer to an opening: the envelope, opened by the page's script with the inbox link's key. */
 export function openedSubmissionPage(
-  ctx: PageContext, inboxId: string, opened: { number: number; envelope: string; ephemeralKey: string; currentViews: number; maxViews: number; destroyed: boolean },
+  ctx: PageContext, inboxId: string,
+  opened: { number: number; envelope: string; ephemeralKey: string; currentViews: number; maxViews: number; destroyed: boolean; files?: RevealedFile[] },
 ): string {
   const { t } = ctx;
   const left = opened.maxViews - opened.currentViews;
@@ -170,10 +176,11 @@ export function openedSubmissionPage(
 <div class="card">
   <pre class="content" id="note-content" dir="auto" data-request-envelope="${opened.envelope}" data-ephemeral-key="${opened.ephemeralKey}"
     data-no-key="${t.t('inbox.keyMissing')}" data-wrong-key="${t.t('revealed.wrongKey')}">${t.t('revealed.opening')}</pre>
-  ${copyButton(t, 'note-content', 'revealed.copyText')}
+  ${copyButton(t, 'note-content', 'revealed.copyText')}${downloadList(t, opened.files ?? [])}
   <p>${opened.destroyed ? t.t('revealed.destroyed') : t.t('revealed.left', { left })}</p>
   <p><a id="inbox-back" href="/i/${inboxId}">${t.t('inbox.opened.back')}</a></p>
-</div>`, { requests: true });
+</div>
+${revealedFilesSection(ctx)}`, { requests: true });
 }
 
 /** A refused opening (wrong key, or the answer is gone): the inbox's own words, and the way back. */

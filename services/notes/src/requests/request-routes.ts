@@ -96,6 +96,8 @@ export function createRequestApiRoutes(deps: RequestRoutesDeps): Router {
       submission: submitted.number,
       submitted_at: formatTimestamp(submitted.submittedAt),
       ...(submitted.receiptUrl ? { receipt_url: submitted.receiptUrl } : {}),
+      // DECISIONS 14: one tus upload address per declared file, as a note's creation answers them.
+      ...(submitted.uploads ? { uploads: submitted.uploads } : {}),
     });
   });
 
@@ -199,6 +201,8 @@ export function createRequestPageRoutes(deps: RequestRoutesDeps): Router {
     const result = await deps.requests.open(id, number, keyCheck, requestAccess(req)).catch(notFoundAs(InboxNotFound));
     if (result.outcome === 'revealed') { send(res, 200, openedSubmissionPage(ctx, id, result)); return; }
     if (result.outcome === 'key_required') { send(res, 400, inboxMessagePage(ctx, id, ctx.t.t('inbox.keyRefused'))); return; }
+    // DECISIONS 14: as a note page says it: nothing was claimed while a file is still being uploaded.
+    if (result.outcome === 'uploading') { send(res, 409, inboxMessagePage(ctx, id, ctx.t.t('inbox.uploading'))); return; }
     send(res, 410, inboxMessagePage(ctx, id, ctx.t.t('inbox.gone')));
   });
 

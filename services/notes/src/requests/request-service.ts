@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
-  AppError, NotFoundError, formatTimestamp, type Clock, type ExpiryType, type Logger, type MessageSealing, type OutgoingMessage,
+  AppError, NotFoundError, ValidationError, formatTimestamp, type Clock, type ExpiryType, type Logger, type MessageSealing, type OutgoingMessage,
   type AppErrorOptions,
 } from '@vanish/common';
-import type { NotesApi } from '../domain/notes';
+import type { NotesApi, RevealedFile } from '../domain/notes';
+import type { FileService } from '../files/file-service';
 import { mailCommandMessage } from '../domain/note-events';
 import { webhooksDisabledError, type NoteWebhooks, type RequestAccess } from '../domain/note-webhooks';
 import type { RequestCrypto, RequestSettings } from './request-crypto';
@@ -56,6 +57,8 @@ export interface SubmittedNote {
   number: number;
   submittedAt: Date;
   receiptUrl?: string;
+  /** DECISIONS 14: one upload address per declared file, in their order (as a note's creation answers them). */
+  uploads?: Array<{ url: string; size: number }>;
 }
 
 export interface InboxSubmission {
@@ -82,7 +85,13 @@ export interface InboxView {
 }
 
 export type InboxOpenResult =
-  | { outcome: 'revealed'; envelope: string; ephemeralKey: string; number: number; currentViews: number; maxViews: number; destroyed: boolean }
+  | {
+    outcome: 'revealed'; envelope: string; ephemeralKey: string; number: number; currentViews: number; maxViews: number; destroyed: boolean;
+    /** DECISIONS 14: the answer's download addresses, as a note's reveal hands them out. */
+    files?: RevealedFile[];
+  }
+  /** DECISIONS 14: a file of the answer is still being uploaded by its sender: nothing claimed, nothing counted. */
+  | { outcome: 'uploading' }
   | { outcome: 'key_required' }
   | { outcome: 'gone' };
 
@@ -91,6 +100,11 @@ export interface RequestServiceOptions {
   ids: RequestIds;
   crypto: RequestCrypto;
   notes: NotesApi;
+  /**
+   * DECISIONS 14: the files' limits (FILE_MAX_COUNT, FILE_MAX_BYTES), checked before a slot is taken; the uploads
+   * themselves are the note creation's (NotesApi.create with `files`). Unset: answers with files are refused.
+   */
+  files?: Pick<FileService, 'checkLimits'>;
   /** The note lookup of a uuid (NoteCrypto.lookup), to read a submission's state from its note's row. */
   noteLookup: (uuid: string) => string;
   mailSealer: MessageSealing;
@@ -208,6 +222,13 @@ export class RequestService {
   async submit(requestId: string, input: SubmissionInput): Promise<SubmittedNote> {
     const { store, crypto, clock, notes } = this.options;
     const request = await this.findByRequestId(requestId);
+    // DECISIONS 14 and 15: files only where the requester allowed them, within the files' limits; checked before
+    // a slot is taken, so a refusal stores nothing.
+    const fileSizes = input.files?.map((file) => file.size) ?? [];
+    if (fileSizes.length > 0) {
+      if (!request.allowFiles) throw new ValidationError('FILES_NOT_ALLOWED', 'This request takes text only: its requester did not allow files', { parameter: 'files' });
+      this.options.files?.checkLimits(fileSizes);
+    }
     const now = clock.now();
     const status = this.statusOf(request, now);
     if (status !== 'open') {
@@ -233,6 +254,8 @@ export class RequestService {
         sendLinkEmail: null,
         webhookTarget: request.webhookBox,
         ...(settings.lang ? { lang: settings.lang } : {}),
+        // The answer is a note: its files are pre-created exactly as a note's are (FileService, through NotesApi).
+        ...(fileSizes.length > 0 ? { files: input.files } : {}),
       });
     } catch (err) {
       await store.releaseSlot(request.requestKey).catch((releaseErr: unknown) => {
@@ -240,6 +263,8 @@ export class RequestService {
       });
       throw err;
     }
+    // What the inbox lists: the sealed envelope's characters and the files' sealed bytes.
+    const size = input.envelope.length + fileSizes.reduce((sum, bytes) => sum + bytes, 0);
     const messages: OutgoingMessage[] = [];
     if (settings.notificationEmail) {
       messages.push(mailCommandMessage(this.options.mailSealer, {
@@ -252,7 +277,7 @@ export class RequestService {
       }, now));
     }
     if (request.webhookBox && this.options.webhookEventSealer) {
-      messages.push(this.submittedEvent(request, number, created.noteRef ?? '', input.envelope.length, now));
+      messages.push(this.submittedEvent(request, number, created.noteRef ?? '', size, now));
     }
     await store.recordSubmission({
       requestKey: request.requestKey,
@@ -260,12 +285,14 @@ export class RequestService {
       noteLookup: this.options.noteLookup(created.uuid),
       uuidBox: crypto.sealToInbox(request.inboxSealKey, created.uuid),
       ephemeralKey: input.ephemeralPublicKey,
-      size: input.envelope.length,
+      size,
       createdAt: now,
       noteExpiresAt: created.expiresAt,
     }, messages);
     this.options.metrics?.submitted('accepted');
-    return { number, submittedAt: now, ...(created.receiptUrl ? { receiptUrl: created.receiptUrl } : {}) };
+    return {
+      number, submittedAt: now, ...(created.receiptUrl ? { receiptUrl: created.receiptUrl } : {}), ...(created.uploads ? { uploads: created.uploads } : {}),
+    };
   }
 
   /** request.submitted: in the webhook events' envelope, its target sealed to the webhooks service. */
@@ -336,6 +363,7 @@ export class RequestService {
     const uuid = crypto.openForInbox(request.keyId, inboxId, submission.uuidBox);
     const result = await notes.reveal(uuid, null, keyCheck, access, { withoutNoteId: true });
     if (result.outcome === 'key_required') return { outcome: 'key_required' };
+    if (result.outcome === 'upload_incomplete') return { outcome: 'uploading' };
     if (result.outcome !== 'revealed') return { outcome: 'gone' };
     if (submission.openedAt === null) {
       await store.markOpened(request.requestKey, number, clock.now()).catch((err: unknown) => {
@@ -345,7 +373,7 @@ export class RequestService {
     this.options.metrics?.opened();
     return {
       outcome: 'revealed', envelope: result.content, ephemeralKey: submission.ephemeralKey, number,
-      currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed,
+      currentViews: result.currentViews, maxViews: result.maxViews, destroyed: result.destroyed, ...(result.files ? { files: result.files } : {}),
     };
   }
 

@@ -54,4 +54,12 @@ describe('the requests\' validation (DECISIONS 15)', () => {
     expect(codeOf(() => validateSubmission({ content: `vz1.${ENVELOPE.split('.').slice(2).join('.')}`, key_check: KEY }))).toBe('INVALID_CONTENT:content');
     expect(codeOf(() => validateSubmission({ content: ENVELOPE, key_check: 'x' }))).toBe('INVALID_KEY_CHECK:key_check');
   });
+
+  it('when a submission declares files, then they are read as a note creation reads them (sizes of at least 1, a non-empty list)', () => {
+    expect(validateSubmission({ content: ENVELOPE, key_check: KEY, files: [{ size: 16 }, { size: 70_032 }] }).files).toEqual([{ size: 16 }, { size: 70_032 }]);
+    expect(validateSubmission({ content: ENVELOPE, key_check: KEY, files: null }).files).toBeUndefined();
+    for (const files of [[], [{ size: 0 }], [{ size: 1.5 }], [{}], 'x', [null]]) {
+      expect([files, codeOf(() => validateSubmission({ content: ENVELOPE, key_check: KEY, files }))]).toEqual([files, 'INVALID_FILES:files']);
+    }
+  });
 });

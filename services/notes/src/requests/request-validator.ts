@@ -3,7 +3,7 @@ import { isKeyCheck } from '@vanish/envelope';
 import { isKeyText, parseRequestEnvelope } from '@vanish/envelope/request-seal';
 import {
   EXPIRY_HOURS_DEFAULT, EXPIRY_HOURS_MAX, EXPIRY_HOURS_MIN, EXPIRY_TYPES, MAX_VIEWS_DEFAULT, MAX_VIEWS_MAX, MAX_VIEWS_MIN,
-  codePointLength, hasLoneSurrogate, isPlainEmail,
+  codePointLength, filesField, hasLoneSurrogate, isPlainEmail,
 } from '../domain/create-note-validator';
 
 /** DECISIONS 15's bounds. */
@@ -41,6 +41,11 @@ export interface SubmissionInput {
   /** The note envelope (`vz1.…`) inside the request envelope. */
   envelope: string;
   keyCheck: string;
+  /**
+   * DECISIONS 14 and 15: the ciphertext sizes of the answer's files, exactly as a note's creation declares them
+   * (the manifest travels sealed in the envelope); absent: text alone.
+   */
+  files?: Array<{ size: number }>;
 }
 
 type Body = Record<string, unknown>;
@@ -144,5 +149,6 @@ export function validateSubmission(raw: unknown): SubmissionInput {
   if (!isRequestPublicKey(parsed.ephemeralPublicKey)) fail('INVALID_CONTENT', 'content', 'the envelope\'s ephemeral public key is not usable');
   const keyCheck = field(body, 'key_check');
   if (!isKeyCheck(keyCheck)) fail('INVALID_KEY_CHECK', 'key_check', 'key_check must be base64url(HMAC-SHA-256(K, "vanish key check v1")), 43 characters');
-  return { ephemeralPublicKey: parsed.ephemeralPublicKey, envelope: parsed.envelope, keyCheck };
+  // A submission is always sealed on the sender's machine: `files` has the shape a note's creation gives it.
+  return { ephemeralPublicKey: parsed.ephemeralPublicKey, envelope: parsed.envelope, keyCheck, ...filesField(body, true) };
 }

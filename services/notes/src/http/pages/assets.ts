@@ -69,6 +69,9 @@ ul.files li .name { font-weight: 600; overflow-wrap: anywhere; }
 ul.files li .size { color: var(--muted); font-size: .875rem; }
 ul.files li button { margin-block-start: 0; }
 progress { inline-size: 100%; }
+.check { display: flex; align-items: center; gap: .5rem; margin-block: .75rem 0; }
+.check input { inline-size: 1.25rem; block-size: 1.25rem; margin: 0; }
+.check label { margin: 0; }
 `;
 
 // Progressive enhancement only: every page works without it.
@@ -232,6 +235,8 @@ export const APP_JS = `
     return chars.join('');
   };
 
+  var entryOf = function (file) { return files.newFileEntry(shortName(file.name), (file.type || '').slice(0, 255), file.size); };
+
   var fileField = function (form) {
     var field = byId('files-field');
     if (!field || !canAttach) return;
@@ -331,9 +336,9 @@ export const APP_JS = `
     });
   };
 
-  var uploadAll = function (doc, chosen, entries, key) {
-    var items = doc.querySelectorAll('#vanish-uploads li[data-upload]');
-    if (items.length !== chosen.length) return Promise.reject(new Error('the server answered ' + items.length + ' upload addresses'));
+  // urls: the upload addresses the server answered, one per chosen file in their order.
+  var uploadAll = function (urls, chosen, entries, key) {
+    if (urls.length !== chosen.length) return Promise.reject(new Error('the server answered ' + urls.length + ' upload addresses'));
     var box = byId('upload-progress');
     var status = byId('upload-status');
     var bar = byId('upload-bar');
@@ -343,7 +348,7 @@ export const APP_JS = `
     return chosen.reduce(function (ready, file, i) {
       return ready.then(function () {
         status.textContent = box.getAttribute('data-uploading').replace('%s', file.name);
-        return uploadFile(file, entries[i], key, items[i].getAttribute('data-upload'), function (sent) {
+        return uploadFile(file, entries[i], key, urls[i], function (sent) {
           bar.value = total === 0 ? 100 : Math.floor(((before + sent) / total) * 100);
         }).then(function () { before += files.sealedSize(entries[i].size); });
       });
@@ -406,7 +411,7 @@ export const APP_JS = `
       var key = canSeal ? envelope.newKey() : null;
       var chosen = canAttach ? attached.slice() : [];
       // DECISIONS 14: with files, the envelope carries the manifest (names, sizes, nonces) and the text, if any.
-      var entries = chosen.map(function (file) { return files.newFileEntry(shortName(file.name), (file.type || '').slice(0, 255), file.size); });
+      var entries = chosen.map(entryOf);
       var sealedText = !key ? null : entries.length > 0 ? files.sealManifest(text.trim() === '' ? '' : text, entries, key) : envelope.seal(text, key);
       var sealed = key ? Promise.all([sealedText, envelope.keyCheck(key)]) : Promise.resolve(null);
       sealed.then(function (parts) {
@@ -427,7 +432,8 @@ export const APP_JS = `
           return res.text().then(function (html) {
             var doc = new DOMParser().parseFromString(html, 'text/html');
             if (doc.querySelector('form[data-create]')) { show(html, null, text); return; }
-            return uploadAll(doc, chosen, entries, key).then(function () {
+            var urls = Array.prototype.map.call(doc.querySelectorAll('#vanish-uploads li[data-upload]'), function (item) { return item.getAttribute('data-upload'); });
+            return uploadAll(urls, chosen, entries, key).then(function () {
               attached.length = 0;
               show(html, key, text);
             }, function () { refuse('upload'); });
@@ -650,6 +656,18 @@ export const APP_JS = `
       item.appendChild(status);
       list.appendChild(item);
     });
+  };
+
+  // DECISIONS 15: the requests' pages (requests.js) attach, seal, upload and save an answer's files with this same
+  // code: the sender's form offers the picker, the inbox's opened answer the files to save.
+  window.vanishFilesUi = {
+    canAttach: canAttach,
+    field: fileField,
+    chosen: function () { return canAttach ? attached.slice() : []; },
+    clear: function () { attached.length = 0; },
+    entryOf: entryOf,
+    uploadAll: uploadAll,
+    openedFiles: openedFiles,
   };
 
   var enhance = function (createdKey) {

@@ -193,7 +193,7 @@ function timeControlsFields(ctx: PageContext, values: CreateFormValues, error: F
  * reason); without JavaScript or WebCrypto the reason stays. The input has no name: a form sent without the
  * script never carries a file.
  */
-function filesField(ctx: PageContext): Html {
+export function filesField(ctx: PageContext): Html {
   const { t } = ctx;
   return html`<p class="hint" id="files-unavailable">${t.t('create.filesUnavailable')}</p>
   <div id="files-field" hidden>
@@ -442,7 +442,7 @@ export function notePage(ctx: PageContext, meta: NoteMetadata, token: string, er
  * DECISIONS 14: where the page's script lists a note's files, once it has opened the manifest (names and sizes
  * exist only in the browser). The download addresses are the server's `#vanish-files` list.
  */
-function revealedFilesSection(ctx: PageContext): Html {
+export function revealedFilesSection(ctx: PageContext): Html {
   const { t } = ctx;
   return html`<section class="card" id="files-section" aria-labelledby="files-heading" hidden
   data-save="${t.t('revealed.save')}" data-saving="${t.t('revealed.saving')}" data-saved="${t.t('revealed.saved')}"
@@ -454,17 +454,23 @@ function revealedFilesSection(ctx: PageContext): Html {
 </section>`;
 }
 
+/**
+ * DECISIONS 14 (the files contract): the download addresses in the manifest's order, for the page's script,
+ * `vanish open` and `vanish inbox`; names and sizes in clear come only from the sealed manifest, in the browser.
+ */
+export function downloadList(t: Translator, files: ReadonlyArray<RevealedFile>): Html {
+  return files.length === 0 ? raw('') : html`
+  <ol id="vanish-files" data-count="${String(files.length)}" aria-label="${t.t('revealed.files')}">${files.map((file) =>
+    html`<li data-download="${file.url}" data-size="${String(file.size)}"></li>`)}</ol>`;
+}
+
 /** `clientEncrypted`: content is the writer's envelope, which the page opens with the link's key. */
 export function revealedPage(
   ctx: PageContext, content: string, currentViews: number, maxViews: number, destroyed: boolean, clientEncrypted = false, files: ReadonlyArray<RevealedFile> = [],
 ): string {
   const { t } = ctx;
   const left = maxViews - currentViews;
-  // DECISIONS 14 (the files contract): the download addresses in the manifest's order, for the page's
-  // script and `vanish open`; names and sizes in clear come only from the sealed manifest, in the browser.
-  const fileList = files.length === 0 ? raw('') : html`
-  <ol id="vanish-files" data-count="${String(files.length)}" aria-label="${t.t('revealed.files')}">${files.map((file) =>
-    html`<li data-download="${file.url}" data-size="${String(file.size)}"></li>`)}</ol>`;
+  const fileList = downloadList(t, files);
   return layout(ctx, t.t('revealed.title'), html`
 <h1 tabindex="-1">${t.t('revealed.heading')}</h1>
 <div class="card">
