@@ -119,7 +119,18 @@ class AbandonedCreation extends DependencyUnavailableError {
  * batch): 500, and never retried item by item. A retry would find its creations already past their
  * COMMIT and could answer 200 for notes that were never stored.
  */
-class UnconfirmedCommit extends InternalError {}
+class UnconfirmedCommit extends InternalError {
+  /**
+   * 'database' when the outcome is unknown because the database could not be reached: that request is part
+   * of the database's outage (logged once as an event, each request at debug), not an error of its own.
+   */
+  readonly dependency: string | undefined;
+
+  constructor(cause: unknown, dependency?: string) {
+    super(cause);
+    this.dependency = dependency;
+  }
+}
 
 interface ActiveLookup {
   lookup: string;
@@ -281,7 +292,7 @@ export class KnexNoteStore implements NoteStore {
         break;
       } catch (err) {
         if (!(err instanceof ServiceUnavailableError) || Date.now() + UNCONFIRMED_COMMIT_RETRY_MS > giveUpAt) {
-          throw new UnconfirmedCommit(new Error(`the outcome of a creation commit is unknown (${(err as Error).message})`));
+          throw new UnconfirmedCommit(new Error(`the outcome of a creation commit is unknown (${(err as Error).message})`), err instanceof ServiceUnavailableError ? 'database' : undefined);
         }
         await new Promise((resolve) => setTimeout(resolve, UNCONFIRMED_COMMIT_RETRY_MS));
       }
