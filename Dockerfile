@@ -52,7 +52,8 @@ ARG SERVICE
 ARG VANISH_COMMIT=unknown
 # /out holds what runs: the dist/ of every project tsc built for SERVICE, the message catalogues
 # (locales/) and OpenAPI document (openapi/) beside a built service's dist (read relative to it), and the
-# envelope, plain JavaScript that the pages serve as it is (DECISIONS 13).
+# envelope, the file format and the requests' sealing: plain JavaScript that the pages serve as it is
+# (DECISIONS 13, 14, 15).
 RUN npx tsc -b "services/${SERVICE}" \
  && if [ -f services/notes/dist/release/write-release-manifest.js ]; then node services/notes/dist/release/write-release-manifest.js --commit "${VANISH_COMMIT}"; fi \
  && for project in packages/* services/*; do \
@@ -60,7 +61,8 @@ RUN npx tsc -b "services/${SERVICE}" \
       mkdir -p "/out/$project" && cp -r "$project/dist" "/out/$project/"; \
       for data in locales openapi; do [ ! -d "$project/$data" ] || cp -r "$project/$data" "/out/$project/"; done; \
     done \
- && mkdir -p /out/packages/envelope && cp packages/envelope/envelope.js /out/packages/envelope/
+ && mkdir -p /out/packages/envelope \
+ && cp packages/envelope/envelope.js packages/envelope/file-stream.js packages/envelope/request-seal.js /out/packages/envelope/
 
 ############################ one service: production dependencies only ############################
 FROM manifests AS service
