@@ -223,10 +223,11 @@ else
   not_ok "create form CSRF defence: expected 403 403 403 200 403, got $codes"
 fi
 
-# The receipt's "End this note now" form (DECISIONS 12), likewise: 403 without a token, with a forged one and
+# The receipt's "End this note now" form (DECISIONS 12, on its confirmation page since DECISIONS 16), likewise: 403 without a token, with a forged one and
 # cross-site; the page's own token ends the note once (303 back to the receipt), then 403 on reuse.
 receipt="$(curl -sk -H 'Content-Type: application/json' -d '{"content":"scanner receipt"}' "$BASE/api/create.php" | grep -oE '/r/[A-Za-z0-9_-]{43}' | head -1)"
-end_token="$(form_token "${receipt#/}")"
+# The token is on the confirmation page (DECISIONS 16: ending always asks first; the receipt itself carries none).
+end_token="$(form_token "${receipt#/}?end=confirm")"
 codes="$(post_form -d 'no_token=1' "$BASE$receipt") $(post_form -d 'form_token=forged' "$BASE$receipt")"
 codes="$codes $(curl -sk -o /dev/null -w '%{http_code}' -H 'Origin: https://evil.example' -H 'Sec-Fetch-Site: cross-site' --data-urlencode "form_token=$end_token" "$BASE$receipt")"
 codes="$codes $(post_form --data-urlencode "form_token=$end_token" "$BASE$receipt") $(post_form --data-urlencode "form_token=$end_token" "$BASE$receipt")"
