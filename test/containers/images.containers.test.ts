@@ -79,8 +79,9 @@ describe('the five images, built with podman and run as containers', () => {
       notes: {
         DATABASE_URL: databases[0]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', MASTER_KEYS: key('k1'), LOOKUP_KEY: key(), MAIL_PUBLIC_KEYS: publicRingOf(mailPrivateKeys).serialize(),
         WEBHOOK_PUBLIC_KEYS: publicRingOf(webhookPrivateKeys).serialize(), RECEIPT_SIGNING_KEYS: key('r1'), PUBLIC_BASE_URL: gateway, ALLOW_INSECURE_PUBLIC_BASE_URL: 'true',
-        // The files of notes (DECISIONS 14, FILE_STORAGE=fs) on a writable mount, as compose's volume gives it.
-        DATA_DIR: '/data',
+        // The files of notes (DECISIONS 14, FILE_STORAGE=fs) need a writable DATA_DIR (compose mounts a volume
+        // at /data); here the read-only container's one writable place, its /tmp.
+        DATA_DIR: '/tmp/data',
       },
       stats: { DATABASE_URL: databases[1]!.url, DATABASE_ALLOW_PLAINTEXT: 'true', AMQP_QUEUE_PREFIX: `${tag}.` },
       // An https subscription on a loopback address: accepted as configuration, refused at every delivery.
@@ -108,7 +109,7 @@ describe('the five images, built with podman and run as containers', () => {
       };
       await must('podman', [
         'run', '-d', '--name', containerName(service), '--network', 'host', '--init',
-        '--read-only', '--tmpfs', '/tmp', ...(service === 'notes' ? ['--tmpfs', '/data'] : []), '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
+        '--read-only', '--tmpfs', '/tmp', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
         ...Object.entries(serviceEnv).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
         image(service),
       ]);
