@@ -124,6 +124,14 @@
     });
   }
 
+  /**
+   * The key segments are sealed and opened with: the CryptoKey (fileKey), or, given `makeKey`, what it makes of the
+   * file key's 32 bytes (a host cipher, see sealSegment).
+   */
+  function segmentKey(keyText, nonceText, makeKey) {
+    return makeKey ? fileKeyBytes(keyText, nonceText).then(makeKey) : fileKey(keyText, nonceText);
+  }
+
   /** The segment nonce: 11-byte big-endian counter || 0x01 on the last segment, 0x00 otherwise. */
   function segmentNonce(index, last) {
     if (!Number.isSafeInteger(index) || index < 0) throw new Error('a segment index is a whole number');
@@ -137,8 +145,19 @@
     return nonce;
   }
 
+  /**
+   * A segment key is the file's AES-GCM CryptoKey, or a host's own AES-256-GCM of the same key bytes (see
+   * createOpener's `makeKey`): an object with seal(iv, plain) giving ciphertext || tag, and open(iv, sealed) giving
+   * the plaintext or null when it does not open. The command-line client uses node:crypto that way: WebCrypto's
+   * cost per call is many times its cost per byte at 64 KiB.
+   */
+  function isHostCipher(aesKey) {
+    return aesKey !== null && typeof aesKey === 'object' && typeof aesKey.seal === 'function' && typeof aesKey.open === 'function';
+  }
+
   function sealSegment(aesKey, index, last, plain) {
     if (plain.length > SEGMENT_BYTES) return Promise.reject(new Error('a segment holds at most 65536 bytes'));
+    if (isHostCipher(aesKey)) return Promise.resolve().then(function () { return aesKey.seal(segmentNonce(index, last), plain); });
     return crypto.subtle.encrypt({ name: 'AES-GCM', iv: segmentNonce(index, last) }, aesKey, plain)
       .then(function (sealed) { return new Uint8Array(sealed); });
   }
@@ -146,6 +165,7 @@
   /** The segment's plaintext, or null when it does not open at this place (index, last) under this key. */
   function openSegment(aesKey, index, last, sealed) {
     if (sealed.length < TAG_BYTES || sealed.length > SEALED_SEGMENT_BYTES) return Promise.resolve(null);
+    if (isHostCipher(aesKey)) return Promise.resolve().then(function () { return aesKey.open(segmentNonce(index, last), sealed); });
     return crypto.subtle.decrypt({ name: 'AES-GCM', iv: segmentNonce(index, last) }, aesKey, sealed)
       .then(function (plain) { return new Uint8Array(plain); }, function () { return null; });
   }
@@ -183,10 +203,11 @@
 
   /**
    * A sealer of one file's stream: push(plaintext chunk) and finish() each resolve to the sealed chunks they
-   * complete. One segment is held back until more follows, so that the last one is marked as last.
+   * complete. One segment is held back until more follows, so that the last one is marked as last. `makeKey` is
+   * optional (see segmentKey).
    */
-  function createSealer(keyText, nonceText) {
-    var keyPromise = fileKey(keyText, nonceText);
+  function createSealer(keyText, nonceText, makeKey) {
+    var keyPromise = segmentKey(keyText, nonceText, makeKey);
     var queue = new Queue();
     var index = 0;
     var finished = false;
@@ -217,11 +238,11 @@
    * An opener of one file's stream. `expectedPlainSize` (from the manifest) is optional: with it, a stream of the
    * wrong length is refused as soon as that shows; without it, the segments' last flag still catches every cut.
    * push(sealed chunk) and finish() resolve to the plaintext chunks they complete, or reject with a
-   * FileStreamError (code TRUNCATED, EXTENDED, SEGMENT_CHANGED or MALFORMED).
+   * FileStreamError (code TRUNCATED, EXTENDED, SEGMENT_CHANGED or MALFORMED). `makeKey` is optional (see segmentKey).
    */
-  function createOpener(keyText, nonceText, expectedPlainSize) {
+  function createOpener(keyText, nonceText, expectedPlainSize, makeKey) {
     var expected = expectedPlainSize === undefined || expectedPlainSize === null ? null : sealedSize(expectedPlainSize);
-    var keyPromise = fileKey(keyText, nonceText);
+    var keyPromise = segmentKey(keyText, nonceText, makeKey);
     var queue = new Queue();
     var index = 0;
     var received = 0;
@@ -317,7 +338,8 @@
   /**
    * The sealed bytes [start, end) of a file of `size` plaintext bytes, made again from its plaintext (the same key
    * and nonce always seal to the same bytes): what a resumed upload sends, one segment in memory at a time.
-   * `readPlain(offset, length)` resolves to that many plaintext bytes. An async iterator of Uint8Array.
+   * `readPlain(offset, length)` resolves to that many plaintext bytes. `aesKey` is a segment key (see sealSegment).
+   * An async iterator of Uint8Array.
    */
   function sealRange(aesKey, size, start, end, readPlain) {
     var total = sealedSize(size);

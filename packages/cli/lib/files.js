@@ -10,6 +10,7 @@ const path = require('node:path');
 const { Readable } = require('node:stream');
 const tus = require('tus-js-client');
 const fileStream = require('./file-stream');
+const { nodeSegmentCipher } = require('./segment-cipher');
 const { Refusal, UsageError, shown } = require('./errors');
 const { VERSION } = require('./http');
 
@@ -143,7 +144,7 @@ function uploadOne(file, aesKey, url, progress) {
 async function uploadAll(files, keyText, urls, stderr) {
   for (let i = 0; i < files.length; i += 1) {
     const file = files[i];
-    const aesKey = await fileStream.fileKey(keyText, file.entry.nonce);
+    const aesKey = nodeSegmentCipher(await fileStream.fileKeyBytes(keyText, file.entry.nonce));
     let shownPercent = -1;
     const progress = (sent, total) => {
       if (!stderr.isTTY) return;
@@ -227,7 +228,7 @@ async function getFrom(url, from) {
  */
 async function downloadOne(url, entry, keyText, target, progress) {
   const total = fileStream.sealedSize(entry.size);
-  const opener = fileStream.createOpener(keyText, entry.nonce, entry.size);
+  const opener = fileStream.createOpener(keyText, entry.nonce, entry.size, nodeSegmentCipher);
   const partial = path.join(path.dirname(target), `.${path.basename(target)}.vanish-partial`);
   const fd = fs.openSync(partial, 'w', 0o600);
   let received = 0;

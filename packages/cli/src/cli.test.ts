@@ -308,6 +308,35 @@ describe('the envelope the package ships', () => {
     expect(readFileSync(join(ROOT, 'packages/cli/lib/file-stream.js')).equals(readFileSync(join(ROOT, 'packages/envelope/file-stream.js')))).toBe(true);
   });
 
+  it('seals and opens files with node:crypto exactly as the format\'s test vectors say (lib/segment-cipher.js, the pages use WebCrypto)', async () => {
+    type Stream = Record<string, unknown>;
+    const fileStream = require('../lib/file-stream') as Record<string, unknown> & {
+      createSealer(k: string, n: string, m?: unknown): unknown; createOpener(k: string, n: string, s?: number, m?: unknown): unknown;
+      fileKeyBytes(k: string, n: string): Promise<Uint8Array>; segmentNonce(i: number, last: boolean): Uint8Array;
+      sealSegment(key: unknown, i: number, last: boolean, plain: Uint8Array): Promise<Uint8Array>; fileKey(k: string, n: string): Promise<unknown>;
+    };
+    const { nodeSegmentCipher } = require('../lib/segment-cipher') as { nodeSegmentCipher(raw: Uint8Array): { seal(iv: Uint8Array, p: Uint8Array): Uint8Array; open(iv: Uint8Array, s: Uint8Array): Uint8Array | null } };
+    const verify = require(join(ROOT, 'packages/envelope/test-vectors/verify.js')) as (vectors: unknown, impl: unknown) => Promise<number>;
+    const vectors = JSON.parse(readFileSync(join(ROOT, 'packages/envelope/test-vectors/file-stream.json'), 'utf8')) as { streams: Stream[] };
+    const withNodeCipher = {
+      ...fileStream,
+      createSealer: (key: string, nonce: string) => fileStream.createSealer(key, nonce, nodeSegmentCipher),
+      createOpener: (key: string, nonce: string, size?: number) => fileStream.createOpener(key, nonce, size, nodeSegmentCipher),
+    };
+    expect(await verify(vectors, withNodeCipher)).toBeGreaterThan(10);
+    // The same bytes as WebCrypto's for a full segment, and a changed byte does not open.
+    const key = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
+    const nonce = 'EBESExQVFhcYGRobHB0eHw';
+    const plain = new Uint8Array(65536).map((_, i) => i % 251);
+    const node = nodeSegmentCipher(await fileStream.fileKeyBytes(key, nonce));
+    const sealed = await fileStream.sealSegment(node, 7, false, plain);
+    expect(Buffer.from(sealed).equals(Buffer.from(await fileStream.sealSegment(await fileStream.fileKey(key, nonce), 7, false, plain)))).toBe(true);
+    expect(Buffer.from(node.open(fileStream.segmentNonce(7, false), sealed)!).equals(Buffer.from(plain))).toBe(true);
+    expect(node.open(fileStream.segmentNonce(7, true), sealed)).toBeNull();
+    sealed[100] ^= 1;
+    expect(node.open(fileStream.segmentNonce(7, false), sealed)).toBeNull();
+  });
+
   it('has one dependency, the tus project\'s own client for resumable uploads (DECISIONS 14), on Node 20 and later', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest).toMatchObject({ name: '@vanish-notes/cli', bin: { vanish: 'bin/vanish.js' }, engines: { node: '>=20' } });

@@ -218,10 +218,11 @@ class FileRelay implements Dispatcher.DispatchHandler {
     answerOrCut(this.res, this.logger, 'notes', () => this.fail(this.req, this.res, err, false));
   }
 
+  /** Progress: the idle timer starts again. One timer, refreshed (not a new one per chunk: thousands a second). */
   private touch(): void {
     if (this.finished) return;
-    this.stopTimer();
-    this.idleTimer = setTimeout(() => this.idle(), this.idleMs);
+    if (this.idleTimer) this.idleTimer.refresh();
+    else this.idleTimer = setTimeout(() => this.idle(), this.idleMs);
   }
 
   private stopTimer(): void {
