@@ -58,7 +58,35 @@ GATEWAY_MAIN="$ROOT/services/gateway/dist/main.js"
 [[ -f $MAIN && -f $GATEWAY_MAIN ]] || not_ok "the build is missing: run \`npm run build\` first (npm run test:scanners does)"
 ((failed == 0)) || finish
 
-free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+# Every port at once, distinct, and below the kernel's ephemeral range: a port taken from that range with
+# listen(0) and closed again can be handed to an outgoing connection (the gateway's own calls to notes)
+# before the server that was meant to bind it starts (CI once failed on STATS_ADMIN_PORT: EADDRINUSE).
+free_ports() {
+  node -e '
+    const net = require("net");
+    const fs = require("fs");
+    const [ephemeralLow] = fs.readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    const wanted = Number(process.argv[1]);
+    const held = [];
+    const tryPort = (port) => new Promise((resolve) => {
+      const server = net.createServer();
+      server.once("error", () => resolve(null));
+      server.listen(port, "127.0.0.1", () => resolve(server));
+    });
+    (async () => {
+      const low = 20000, high = Math.max(low + 1000, ephemeralLow) - 1;
+      for (let attempt = 0; held.length < wanted && attempt < 1000; attempt++) {
+        const port = low + Math.floor(Math.random() * (high - low));
+        if (held.some((server) => server.address().port === port)) continue;
+        const server = await tryPort(port);
+        if (server) held.push(server);
+      }
+      if (held.length < wanted) { console.error("no " + wanted + " free ports between " + low + " and " + high); process.exit(1); }
+      console.log(held.map((server) => server.address().port).join(" "));
+      for (const server of held) server.close();
+    })();
+  ' "$1"
+}
 
 # The throwaway certificate: its chain is not trusted by anyone, which is the one finding allowed.
 mkdir -p "$WORK/tls"
@@ -66,9 +94,10 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=localhost' \
   -addext 'subjectAltName=DNS:localhost,IP:127.0.0.1' -keyout "$WORK/tls/key.pem" -out "$WORK/tls/cert.pem" 2>/dev/null
 
 declare -A PORTS
-for name in PORT ADMIN_PORT NOTES_PORT NOTES_ADMIN_PORT STATS_PORT STATS_ADMIN_PORT MAILER_PORT MAILER_ADMIN_PORT MODERN_PORT MODERN_ADMIN_PORT; do
-  PORTS[$name]="$(free_port)"
-done
+PORT_NAMES=(PORT ADMIN_PORT NOTES_PORT NOTES_ADMIN_PORT STATS_PORT STATS_ADMIN_PORT MAILER_PORT MAILER_ADMIN_PORT MODERN_PORT MODERN_ADMIN_PORT)
+read -r -a CHOSEN_PORTS <<<"$(free_ports ${#PORT_NAMES[@]})"
+((${#CHOSEN_PORTS[@]} == ${#PORT_NAMES[@]})) || { not_ok "could not find ${#PORT_NAMES[@]} free loopback ports"; finish; }
+for i in "${!PORT_NAMES[@]}"; do PORTS[${PORT_NAMES[$i]}]="${CHOSEN_PORTS[$i]}"; done
 BASE="https://127.0.0.1:${PORTS[PORT]}"
 
 # Scanners send thousands of requests from one address: the limits are raised so that every request
