@@ -211,29 +211,10 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
   router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) { next(err); return; }
     const ctx = context(req, req.method === 'GET');
-    const t = ctx.t;
     // A note link whose escapes cannot be decoded (`/%ff%fe`) can name no note. The router's error
     // quotes the raw path, so it is answered here and never logged.
     if (err instanceof PageNotFound || isUndecodablePath(err)) { send(res, 404, notFoundPage(ctx)); return; }
-    if (err instanceof PageForbidden) { send(res, 403, forbiddenPage(ctx)); return; }
-    // The body parser refused the form (too many fields, too large, a charset or encoding it does not
-    // read): the client's mistake, answered with the form error page and logged only by the access log.
-    const refused = bodyRefusalStatus(err);
-    if (refused !== undefined) {
-      if (!req.complete) res.setHeader('Connection', 'close');
-      send(res, refused, errorPage(ctx, t.t('error.formUnreadable')));
-      return;
-    }
-    if (err instanceof AppError && err.statusCode < 500) {
-      send(res, 400, errorPage(ctx, t.t('error.formUnreadable')));
-      return;
-    }
-    const appError = err instanceof AppError ? err : new InternalError(err);
-    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
-    logServerError(deps.logger, deps.outages, appError, err, req, res);
-    // The page is this service's own answer: the gateway passes it on unchanged (PAGE_ERROR_HEADER).
-    markPageError(res, appError);
-    send(res, appError.statusCode, errorPage(ctx, t.t(appError.statusCode === 503 ? 'error.unavailable' : 'error.failed')));
+    answerPageError(err, req, res, ctx, deps);
   });
 
   return router;
@@ -262,6 +243,32 @@ export function requestAccess(req: Request): RequestAccess {
 function notFoundAsPage(err: unknown): never {
   if (err instanceof AppError && err.statusCode === 404) throw new PageNotFound();
   throw err;
+}
+
+/**
+ * The end of every page router's error handler (notes, receipts, requests), after each has answered its own
+ * "not found" pages: a refused form is the client's mistake (the form error page, logged only by the access
+ * log); anything else is ours (logged, counted in an outage, and marked so the gateway passes the page on).
+ */
+export function answerPageError(
+  err: unknown, req: Request, res: Response, ctx: PageContext, deps: { logger: Logger; outages?: Outages },
+): void {
+  const send = (status: number, page: string) => { res.status(status).type('html').send(page); };
+  if (err instanceof PageForbidden) { send(403, forbiddenPage(ctx)); return; }
+  // The body parser refused the form (too many fields, too large, a charset or encoding it does not read).
+  const refused = bodyRefusalStatus(err);
+  if (refused !== undefined) {
+    if (!req.complete) res.setHeader('Connection', 'close');
+    send(refused, errorPage(ctx, ctx.t.t('error.formUnreadable')));
+    return;
+  }
+  if (err instanceof AppError && err.statusCode < 500) { send(400, errorPage(ctx, ctx.t.t('error.formUnreadable'))); return; }
+  const appError = err instanceof AppError ? err : new InternalError(err);
+  for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+  logServerError(deps.logger, deps.outages, appError, err, req, res);
+  // The page is this service's own answer: the gateway passes it on unchanged (PAGE_ERROR_HEADER).
+  markPageError(res, appError);
+  send(appError.statusCode, errorPage(ctx, ctx.t.t(appError.statusCode === 503 ? 'error.unavailable' : 'error.failed')));
 }
 
 /**

@@ -1,12 +1,11 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import {
-  AppError, DependencyUnavailableError, InternalError, NotFoundError, apiHeaders, bodyRefusalStatus, errorHandler, isUndecodablePath, logServerError, markPageError,
+  DependencyUnavailableError, NotFoundError, apiHeaders, errorHandler, isUndecodablePath,
   methodsOnly, pageHeaders, routeName, type Logger, type Outages,
 } from '@vanish/common';
 import type { FormTokens } from '../http/form-tokens';
-import { PageForbidden, pageContextFor, pageSettings, sameOriginOrThrow } from '../http/page-routes';
+import { PageForbidden, answerPageError, pageContextFor, pageSettings, sameOriginOrThrow } from '../http/page-routes';
 import { Translations } from '../http/pages/i18n';
-import { errorPage, forbiddenPage } from '../http/pages/templates';
 import { hasCreatorMark } from './creator-mark';
 import { confirmEndPage, receiptGuardPage, receiptNotFoundPage, receiptPage, walletPage } from './receipt-pages';
 import type { ReceiptService } from './receipt-service';
@@ -130,21 +129,7 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
     const ctx = context(req, false);
     if (res.headersSent) { next(err); return; }
     if (err instanceof ReceiptPageNotFound || isUndecodablePath(err)) { send(res, 404, receiptNotFoundPage(ctx)); return; }
-    if (err instanceof PageForbidden) { send(res, 403, forbiddenPage(ctx)); return; }
-    // The end-now form refused by the body parser (over 4 KB, too many fields, an unreadable charset): the client's mistake.
-    const refused = bodyRefusalStatus(err);
-    if (refused !== undefined) {
-      if (!req.complete) res.setHeader('Connection', 'close');
-      send(res, refused, errorPage(ctx, ctx.t.t('error.formUnreadable')));
-      return;
-    }
-    if (err instanceof AppError && err.statusCode < 500) { send(res, 400, errorPage(ctx, ctx.t.t('error.formUnreadable'))); return; }
-    const appError = err instanceof AppError ? err : new InternalError(err);
-    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
-    logServerError(deps.logger, deps.outages, appError, err, req, res);
-    // The page is this service's own answer: the gateway passes it on unchanged (PAGE_ERROR_HEADER).
-    markPageError(res, appError);
-    send(res, appError.statusCode, errorPage(ctx, ctx.t.t(appError.statusCode === 503 ? 'error.unavailable' : 'error.failed')));
+    answerPageError(err, req, res, ctx, deps);
   });
   return router;
 }

@@ -1,11 +1,10 @@
 import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import {
-  AppError, DependencyUnavailableError, InternalError, PAGE_CSP, apiHeaders, baseSecurityHeaders, bodyRefusalStatus, errorHandler, formatTimestamp,
-  isUndecodablePath, jsonBody, logServerError, markPageError, methodsOnly, pageHeaders, routeName, type Logger, type Outages,
+  DependencyUnavailableError, PAGE_CSP, apiHeaders, baseSecurityHeaders, errorHandler, formatTimestamp,
+  isUndecodablePath, jsonBody, methodsOnly, pageHeaders, routeName, type Logger, type Outages,
 } from '@vanish/common';
-import { PageForbidden, pageContextFor, pageSettings, requestAccess, sameOriginOrThrow } from '../http/page-routes';
+import { answerPageError, pageContextFor, pageSettings, requestAccess, sameOriginOrThrow } from '../http/page-routes';
 import { Translations } from '../http/pages/i18n';
-import { errorPage, forbiddenPage } from '../http/pages/templates';
 import { EMBED_JS, REQUESTS_JS, REQUEST_SEAL_JS } from './request-assets';
 import {
   embeddedSendPage, inboxMessagePage, inboxPage, makeRequestPage, openedSubmissionPage, requestClosedPage, requestNotFoundPage, sendPage,
@@ -220,19 +219,7 @@ export function createRequestPageRoutes(deps: RequestRoutesDeps): Router {
     const ctx = context(req, false);
     if (err instanceof RequestNotFoundError || err instanceof InboxNotFound || isUndecodablePath(err)) { send(res, 404, requestNotFoundPage(ctx, embedded)); return; }
     if (err instanceof RequestClosedError) { send(res, 410, requestClosedPage(ctx, embedded)); return; }
-    if (err instanceof PageForbidden) { send(res, 403, forbiddenPage(ctx)); return; }
-    const refused = bodyRefusalStatus(err);
-    if (refused !== undefined) {
-      if (!req.complete) res.setHeader('Connection', 'close');
-      send(res, refused, errorPage(ctx, ctx.t.t('error.formUnreadable')));
-      return;
-    }
-    if (err instanceof AppError && err.statusCode < 500) { send(res, 400, errorPage(ctx, ctx.t.t('error.formUnreadable'))); return; }
-    const appError = err instanceof AppError ? err : new InternalError(err);
-    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
-    logServerError(deps.logger, deps.outages, appError, err, req, res);
-    markPageError(res, appError);
-    send(res, appError.statusCode, errorPage(ctx, ctx.t.t(appError.statusCode === 503 ? 'error.unavailable' : 'error.failed')));
+    answerPageError(err, req, res, ctx, deps);
   });
   return router;
 }
