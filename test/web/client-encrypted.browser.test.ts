@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext } from 'playwright-core';
 import { freePort } from '@vanish/testkit/net';
 import { formToken as tokenFor, rawPost as postForm } from './support/form-posts';
-import { type RunningProcess, runProcess } from '@vanish/testkit/process';
+import { type RunningProcess } from '@vanish/testkit/process';
 import { type SmtpSink, startSmtpSink } from '@vanish/testkit/smtp-sink';
-import { CLEARED_ENV } from '../support/api-client';
+import { launchChromium, startAllInOne } from '../support/browser';
 
 /**
  * DECISIONS 13 (issue 24), end to end: notes sealed by the `vanish` CLI on this machine, served by the
@@ -15,9 +15,7 @@ import { CLEARED_ENV } from '../support/api-client';
  * The server must never see the text or the key, and a reveal without the key must consume nothing.
  */
 const ROOT = resolve(__dirname, '../..');
-const MAIN = join(ROOT, 'services/all-in-one/dist/main.js');
 const CLI = join(ROOT, 'packages/cli/bin/vanish.js');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 jest.setTimeout(120_000);
 
@@ -85,24 +83,10 @@ const rawPost = (path: string, form: Record<string, string>, headers: Record<str
 const formToken = (uuid: string) => tokenFor(base, uuid);
 
 beforeAll(async () => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
   dataDir = mkdtempSync(join(tmpdir(), 'vanish-client-encrypted-'));
   sink = await startSmtpSink();
-  const names = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT'];
-  const ports: Record<string, string> = {};
-  for (const name of names) ports[name] = String(await freePort());
-  base = `http://127.0.0.1:${ports.PORT}`;
-  app = await runProcess({
-    script: MAIN,
-    env: {
-      ...CLEARED_ENV, ...ports, DATA_DIR: dataDir, PUBLIC_BASE_URL: base, LOG_LEVEL: 'info', SMTP_URL: sink.url,
-      RATE_LIMIT_CREATE_PER_HOUR: '100000', RATE_LIMIT_VIEW_PER_HOUR: '100000', RATE_LIMIT_STATS_PER_HOUR: '100000',
-    },
-    readyLine: 'all-in-one ready',
-    readyTimeoutMs: 60_000,
-    stopTimeoutMs: 30_000,
-  });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  ({ app, base } = await startAllInOne(dataDir, { SMTP_URL: sink.url }));
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -265,7 +249,7 @@ describe('the create page seals in the browser (DECISIONS 13)', () => {
   });
 
   it('when the page is not a secure context (plain HTTP on a host other than localhost), then it falls back to the server and says so', async () => {
-    const insecure = await chromium.launch({ executablePath: '/usr/bin/chromium', args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP vanish.test 127.0.0.1'] });
+    const insecure = await launchChromium(['--host-resolver-rules=MAP vanish.test 127.0.0.1']);
     try {
       const page = await insecure.newPage();
       await page.goto(base.replace('127.0.0.1', 'vanish.test') + '/');

@@ -2,10 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type BrowserContext, type Request, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Request } from 'playwright-core';
 import { freePort } from '@vanish/testkit/net';
 import { type RunningProcess, runProcess } from '@vanish/testkit/process';
 import { hashFile, makeRandomFile } from '@vanish/testkit/random-file';
+import { launchChromium } from '../support/browser';
 
 /**
  * DECISIONS 14 (issue 33) in Debian's Chromium, against notes and the gateway as separate processes: the file
@@ -19,7 +20,6 @@ import { hashFile, makeRandomFile } from '@vanish/testkit/random-file';
 declare const document: any;
 
 const ROOT = resolve(__dirname, '../..');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 jest.setTimeout(600_000);
 
@@ -52,7 +52,7 @@ beforeAll(async () => {
     },
     readyUrl: `http://127.0.0.1:${gatewayAdmin}/readyz`,
   });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

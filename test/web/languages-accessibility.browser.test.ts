@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { freePort } from '@vanish/testkit/net';
 import { type RunningProcess, runProcess } from '@vanish/testkit/process';
 import { readCatalogue } from '@vanish/common';
 import { LOCALES, type Locale, Translations } from '../../services/notes/src/http/pages/i18n';
 import { GATEWAY_LOCALES_DIR } from '../../services/gateway/src/http/error-pages';
+import { launchChromium } from '../support/browser';
 
 /**
  * Issue 20 in Debian's Chromium: the pages in every language (right to left in Arabic), the no-JS
@@ -25,7 +26,6 @@ declare const navigator: { clipboard: { readText(): Promise<string> } };
 
 const ROOT = resolve(__dirname, '../..');
 const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 /** Where each run writes every axe finding; the summary without times is docs/accessibility/axe-summary.json. */
 const AXE_OUTPUT = process.env.TEST_RESULTS_DIR ?? join(tmpdir(), 'vanish-axe');
@@ -77,7 +77,7 @@ beforeAll(async () => {
     },
     readyUrl: `http://127.0.0.1:${limitedAdmin}/readyz`,
   });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import QRCode from 'qrcode';
 import { freePort } from '@vanish/testkit/net';
 import { type RunningProcess, runProcess } from '@vanish/testkit/process';
 import { readCatalogue } from '@vanish/common';
 import { type Locale, Translations } from '../../services/notes/src/http/pages/i18n';
 import { GATEWAY_LOCALES_DIR } from '../../services/gateway/src/http/error-pages';
+import { launchChromium } from '../support/browser';
 
 /**
  * Issue 32, "the pages finish what they start", in Debian's Chromium: notes and two gateways as separate
@@ -20,7 +21,6 @@ import { GATEWAY_LOCALES_DIR } from '../../services/gateway/src/http/error-pages
 declare const document: any, requestAnimationFrame: (callback: () => void) => void, getComputedStyle: (element: unknown) => { backgroundColor: string };
 
 const ROOT = resolve(__dirname, '../..');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const translations = new Translations();
 const text = (locale: Locale, key: string, values?: Record<string, string | number>) => translations.get(locale).t(key, values);
 
@@ -67,7 +67,7 @@ beforeAll(async () => {
     env: { ...gatewayEnv, PORT: String(limitedPort), ADMIN_PORT: String(limitedAdmin), LOG_LEVEL: 'error', RATE_LIMIT_CREATE_PER_HOUR: '1' },
     readyUrl: `http://127.0.0.1:${limitedAdmin}/readyz`,
   });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

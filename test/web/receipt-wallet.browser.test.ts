@@ -1,10 +1,9 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
-import { freePort } from '@vanish/testkit/net';
-import { type RunningProcess, runProcess, runToEnd } from '@vanish/testkit/process';
-import { CLEARED_ENV } from '../support/api-client';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type RunningProcess, runToEnd } from '@vanish/testkit/process';
+import { DESKTOP_UA, SLACK_PREVIEW, launchChromium, startAllInOne } from '../support/browser';
 
 /**
  * DECISIONS 16 in Chromium against the all-in-one: the wrong-link guard (a receipt link opened by a browser that
@@ -12,12 +11,8 @@ import { CLEARED_ENV } from '../support/api-client';
  * confirmation, the export of signed receipts checked offline by verify-receipt).
  */
 const ROOT = resolve(__dirname, '../..');
-const MAIN = join(ROOT, 'services/all-in-one/dist/main.js');
 const VERIFY_RECEIPT = join(ROOT, 'services/notes/dist/cli/verify-receipt.js');
 const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const DESKTOP_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
-const SLACK_PREVIEW = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
 
 jest.setTimeout(240_000);
 
@@ -28,21 +23,8 @@ let base: string;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'vanish-wallet-web-'));
-  const names = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT'];
-  const ports: Record<string, string> = {};
-  for (const name of names) ports[name] = String(await freePort());
-  base = `http://127.0.0.1:${ports.PORT}`;
-  app = await runProcess({
-    script: MAIN,
-    env: {
-      ...CLEARED_ENV, ...ports, HOST: '127.0.0.1', DATA_DIR: join(work, 'data'), PUBLIC_BASE_URL: base, LOG_LEVEL: 'info',
-      RATE_LIMIT_CREATE_PER_HOUR: '100000', RATE_LIMIT_VIEW_PER_HOUR: '100000', RATE_LIMIT_STATS_PER_HOUR: '100000',
-    },
-    readyLine: 'all-in-one ready',
-    readyTimeoutMs: 90_000,
-    stopTimeoutMs: 30_000,
-  });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  ({ app, base } = await startAllInOne(join(work, 'data')));
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -1,22 +1,16 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
-import { freePort } from '@vanish/testkit/net';
-import { type RunningProcess, runProcess } from '@vanish/testkit/process';
-import { CLEARED_ENV } from '../support/api-client';
+import { type Browser } from 'playwright-core';
+import { type RunningProcess } from '@vanish/testkit/process';
+import { DESKTOP_UA, SLACK_PREVIEW, launchChromium, startAllInOne } from '../support/browser';
 
 /**
  * Receipts (DECISIONS 12) in a real browser (Debian's Chromium through playwright-core) against
  * the all-in-one process, so that stats see the end too. The browser speaks only to the gateway.
  */
 const ROOT = resolve(__dirname, '../..');
-const MAIN = join(ROOT, 'services/all-in-one/dist/main.js');
 const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-// Headless Chromium says "HeadlessChrome", which bot lists rightly flag; this is the reader's browser.
-const DESKTOP_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
-const SLACK_PREVIEW = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
 
 jest.setTimeout(180_000);
 
@@ -27,21 +21,8 @@ let base: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'vanish-receipts-web-'));
-  const names = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT'];
-  const ports: Record<string, string> = {};
-  for (const name of names) ports[name] = String(await freePort());
-  base = `http://127.0.0.1:${ports.PORT}`;
-  app = await runProcess({
-    script: MAIN,
-    env: {
-      ...CLEARED_ENV, ...ports, HOST: '127.0.0.1', DATA_DIR: dataDir, PUBLIC_BASE_URL: base, LOG_LEVEL: 'info',
-      RATE_LIMIT_CREATE_PER_HOUR: '100000', RATE_LIMIT_VIEW_PER_HOUR: '100000', RATE_LIMIT_STATS_PER_HOUR: '100000',
-    },
-    readyLine: 'all-in-one ready',
-    readyTimeoutMs: 90_000,
-    stopTimeoutMs: 30_000,
-  });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  ({ app, base } = await startAllInOne(dataDir));
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

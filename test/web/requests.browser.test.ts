@@ -1,16 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { sealTo } from '@vanish/envelope/request-seal';
-import { freePort, waitFor } from '@vanish/testkit/net';
-import { type RunningProcess, runProcess, runToEnd } from '@vanish/testkit/process';
+import { waitFor } from '@vanish/testkit/net';
+import { type RunningProcess, runToEnd } from '@vanish/testkit/process';
 import { type SmtpSink, startSmtpSink } from '@vanish/testkit/smtp-sink';
-import { CLEARED_ENV } from '../support/api-client';
+import { launchChromium, startAllInOne } from '../support/browser';
 
 /**
  * Requests (DECISIONS 15, issue 34), end to end: the all-in-one process (gateway, notes, mailer, webhooks; SQLite,
@@ -18,9 +18,7 @@ import { CLEARED_ENV } from '../support/api-client';
  * person), a page of another loopback origin that embeds the form, and the `vanish` CLI as a process.
  */
 const ROOT = resolve(__dirname, '../..');
-const MAIN = join(ROOT, 'services/all-in-one/dist/main.js');
 const CLI = join(ROOT, 'packages/cli/bin/vanish.js');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -108,7 +106,6 @@ async function openInBrowser(page: Page, inboxLink: string, number: number): Pro
 }
 
 beforeAll(async () => {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
   dataDir = mkdtempSync(join(tmpdir(), 'vanish-requests-'));
   sink = await startSmtpSink();
   hookServer = createServer((req, res) => {
@@ -122,21 +119,8 @@ beforeAll(async () => {
   host = createServer((_req, res) => { res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(hostPage); });
   await new Promise<void>((done) => host.listen(0, '127.0.0.1', done));
   hostOrigin = `http://localhost:${(host.address() as AddressInfo).port}`;
-  const names = ['PORT', 'ADMIN_PORT', 'NOTES_PORT', 'NOTES_ADMIN_PORT', 'STATS_PORT', 'STATS_ADMIN_PORT', 'MAILER_PORT', 'MAILER_ADMIN_PORT', 'WEBHOOKS_ADMIN_PORT'];
-  const ports: Record<string, string> = {};
-  for (const name of names) ports[name] = String(await freePort());
-  base = `http://127.0.0.1:${ports.PORT}`;
-  app = await runProcess({
-    script: MAIN,
-    env: {
-      ...CLEARED_ENV, ...ports, DATA_DIR: dataDir, PUBLIC_BASE_URL: base, LOG_LEVEL: 'info', SMTP_URL: sink.url, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      RATE_LIMIT_CREATE_PER_HOUR: '100000', RATE_LIMIT_VIEW_PER_HOUR: '100000', RATE_LIMIT_STATS_PER_HOUR: '100000',
-    },
-    readyLine: 'all-in-one ready',
-    readyTimeoutMs: 60_000,
-    stopTimeoutMs: 30_000,
-  });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  ({ app, base } = await startAllInOne(dataDir, { SMTP_URL: sink.url, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }));
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -1,10 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { freePort } from '@vanish/testkit/net';
 import { formToken as tokenFor, rawPost as postForm } from './support/form-posts';
 import { type RunningProcess, runProcess } from '@vanish/testkit/process';
+import { launchChromium } from '../support/browser';
 
 /**
  * Issue 4 in a real browser (Debian's Chromium through playwright-core): notes and the gateway
@@ -12,7 +13,6 @@ import { type RunningProcess, runProcess } from '@vanish/testkit/process';
  */
 const ROOT = resolve(__dirname, '../..');
 const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 jest.setTimeout(120_000);
 
@@ -44,7 +44,7 @@ beforeAll(async () => {
     },
     readyUrl: `http://127.0.0.1:${gatewayAdmin}/readyz`,
   });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

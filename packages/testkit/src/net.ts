@@ -1,15 +1,41 @@
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
-/** A port that was free a moment ago on 127.0.0.1 (the OS picks it; bind it soon). */
+/**
+ * A port that was free a moment ago on 127.0.0.1 (bind it soon), never one this process handed out before.
+ * Chosen below the kernel's ephemeral range: a port the OS picks for listen(0) comes from that range, and once
+ * closed it can be given to an outgoing connection (a service's own call to another) before the server meant
+ * to bind it starts, which failed a CI run with EADDRINUSE.
+ */
 export async function freePort(): Promise<number> {
+  const [low, high] = portRange();
+  for (let attempt = 0; attempt < 500; attempt += 1) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port on 127.0.0.1 between ${low} and ${high} after 500 tries`);
+}
+
+const handedOut = new Set<number>();
+
+/** From 20000 to just below the ephemeral range (/proc/sys/net/ipv4/ip_local_port_range; Linux's default starts at 32768). */
+function portRange(): [number, number] {
+  let ephemeralLow = 32768;
+  try {
+    ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralLow;
+  } catch { /* not Linux: keep the default */ }
+  const low = 20000;
+  return [low, Math.max(low + 1000, ephemeralLow)];
+}
+
+function canListen(port: number): Promise<boolean> {
   const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: 0, host: '127.0.0.1' }, () => resolve());
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve(true)));
   });
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export interface WaitForOptions {
