@@ -143,6 +143,26 @@ describe('receipts over HTTP', () => {
     expect(events.map((row: { body: string }) => JSON.parse(row.body)).filter((e: { event: string; data: { reason?: string } }) => e.event === 'note.destroyed' && e.data.reason === 'creator')).toHaveLength(1);
   });
 
+  it('when the creator who said so on the guard changes the language, then the switcher keeps ?as=creator and the receipt stays the receipt', async () => {
+    const note = await create({ content: 'kept in any language', max_views: 1 });
+    const page = await send(base, 'GET', `${note.receiptPath}?as=creator`);
+    const switcher = /<form method="get" class="settings"[\s\S]*?<\/form>/.exec(page.text)?.[0] ?? '';
+    expect(switcher).toContain('<input type="hidden" name="as" value="creator">');
+    // What the browser sends when the form is submitted: its selects and the hidden field, nothing else.
+    const switched = await send(base, 'GET', `${note.receiptPath}?lang=de&theme=dark&as=creator`);
+    expect(switched.status).toBe(303);
+    expect(switched.headers.location).toBe(`${note.receiptPath}?as=creator`);
+    const cookie = ([] as string[]).concat(switched.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
+    const shown = await send(base, 'GET', switched.headers.location as string, { headers: { cookie } });
+    expect(shown.status).toBe(200);
+    expect(shown.text).toContain('<html lang="de"');
+    expect(shown.text).toContain('?end=confirm');
+    // Without it (a stranger's browser, no creator mark) the same page is the guard, whose switcher keeps nothing.
+    const guard = await send(base, 'GET', note.receiptPath);
+    expect(guard.text).not.toContain('?end=confirm');
+    expect(guard.text).not.toContain('name="as"');
+  });
+
   it('when the created page makes a note, then it marks this browser for that receipt only (DECISIONS 16): the marked request sees the receipt, an unmarked one the guard', async () => {
     const form = await send(base, 'GET', '/');
     const created = await send(base, 'POST', '/', { headers: { ...FORM, 'sec-fetch-site': 'same-origin' }, body: `form_token=${encodeURIComponent(tokenOf(form.text))}&content=marked&expiry_type=view&max_views=1` });

@@ -69,7 +69,12 @@ export function pageSettings(publicBaseUrl: string): express.RequestHandler {
     if (isLocale(req.query.lang)) res.cookie(LANG_COOKIE, req.query.lang, options);
     if (isTheme(req.query.theme)) res.cookie(THEME_COOKIE, req.query.theme, options);
     const path = req.baseUrl + req.path;
-    res.redirect(303, path.startsWith('/') && !path.startsWith('//') ? path : '/');
+    // The page's own other parameters stay (a receipt's ?as=creator); only the settings leave the address.
+    const query = new URL(req.originalUrl, 'http://page.invalid').searchParams;
+    query.delete('lang');
+    query.delete('theme');
+    const rest = query.size > 0 ? `?${query.toString()}` : '';
+    res.redirect(303, path.startsWith('/') && !path.startsWith('//') ? `${path}${rest}` : '/');
   };
 }
 

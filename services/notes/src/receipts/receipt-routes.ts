@@ -85,7 +85,9 @@ export function createReceiptPageRoutes(deps: ReceiptRoutesDeps): Router {
     const id = String(req.params.id);
     const receipt = await deps.receipts.read(id);
     if (!receipt) throw new ReceiptPageNotFound();
-    const ctx = context(req, true);
+    // The switcher's GET form keeps what this page was asked for: the creator's view, the confirmation.
+    const keepQuery = ([['as', 'creator'], ['end', 'confirm']] as const).filter(([name, value]) => req.query[name] === value);
+    const ctx = { ...context(req, true), keepQuery };
     const self = `/r/${id}`;
     const asCreator = `${self}?as=creator`;
     const ended = receipt.status === 'ended';

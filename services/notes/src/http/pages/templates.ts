@@ -20,6 +20,11 @@ export interface PageContext {
    * choice opens the create page in a new tab.
    */
   switcher: boolean;
+  /**
+   * Query parameters of the page itself that its switcher form must carry over, since a GET form replaces the
+   * query: a receipt opened with `?as=creator` stays the receipt in another language (DECISIONS 16).
+   */
+  keepQuery?: ReadonlyArray<readonly [string, string]>;
 }
 
 /** The bounds the API enforces, said on the page (the validator is the authority). */
@@ -41,6 +46,7 @@ function switcher(ctx: PageContext): Html {
   <span><label for="settings-theme">${t.t('settings.theme')}</label>
   <select id="settings-theme" name="theme">${THEMES.map((theme) =>
     html`<option value="${theme}"${raw(theme === ctx.theme ? ' selected' : '')}>${t.t(`settings.theme.${theme}`)}</option>`)}</select></span>
+  ${ctx.switcher ? (ctx.keepQuery ?? []).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`) : raw('')}
   <button type="submit" class="secondary">${t.t('settings.apply')}</button>
   ${ctx.switcher ? raw('') : html`<p class="hint" role="status" data-saved hidden>${t.t('settings.savedForNext')}</p>`}
 </form>`;
