@@ -1,9 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { FileStore } from '@tus/file-store';
 import { Upload, type DataStore } from '@tus/utils';
+import { ConfigError } from '@vanish/common';
 import { assertObjectName, isObjectName } from './object-names';
 import { StoredObjectNotFoundError, StoredRangeError, type FileStorage, type StoredObject } from './ports';
 
@@ -35,9 +37,22 @@ export class FsFileStorage implements FileStorage {
     this.store = new PreparedFileStore({ directory });
   }
 
-  /** `directory` is created (0700) when missing. */
+  /**
+   * `directory` is created (0700) when missing. A folder that cannot be made or written is a configuration
+   * problem, said as one at start-up (naming the settings to change), not an error at the first upload.
+   */
   static async open(directory: string): Promise<FsFileStorage> {
-    await mkdir(directory, { recursive: true, mode: 0o700 });
+    try {
+      await mkdir(directory, { recursive: true, mode: 0o700 });
+      await access(directory, constants.W_OK | constants.X_OK);
+    } catch (err) {
+      const message = (err as { message?: unknown } | null)?.message;
+      const reason = typeof message === 'string' ? message : String(err);
+      throw new ConfigError([
+        `DATA_DIR: files are kept in ${directory} (FILE_STORAGE=fs), which cannot be created or written (${reason}): ` +
+        'set DATA_DIR to a writable folder (a volume, in a container), or FILE_STORAGE=s3 (docs/files.md)',
+      ]);
+    }
     return new FsFileStorage(directory);
   }
 
