@@ -5,8 +5,9 @@ import { sameServerInstance, serverInstanceOf, type ServerInstance } from '@vani
  * What it takes to learn the outcome of a COMMIT whose answer never came (KnexNoteStore's
  * creations). Dialect-aware, like configure-knex.ts: on MySQL/MariaDB a COMMIT can still be on
  * its way to the server while we wait, so the transaction's connection is ended from another one
- * first, and only then are its rows looked for; on SQLite a COMMIT runs synchronously inside the
- * process, so it is never under way while anything else runs.
+ * first, and only then are its rows looked for; on SQLite each file has one connection on the process's
+ * SQLite thread (SqliteWorkerClient), which runs statements in the order they were sent, so the look for
+ * the rows runs only after the COMMIT has finished, whatever the wait for its answer.
  */
 export function isMysql(knex: Knex): boolean {
   return (knex.client as { config?: { client?: unknown } }).config?.client === 'mysql2';
