@@ -20,6 +20,15 @@ describe('logger', () => {
     expect(line.service).toBe('test');
   });
 
+  it('when a level is below the logger\'s, then isEnabled says so, for children too, and nothing is written at it', () => {
+    const { sink, text } = memorySink();
+    const logger = createLogger('gateway', 'warn', sink).child('gateway/access');
+    expect([logger.isEnabled?.('debug'), logger.isEnabled?.('info'), logger.isEnabled?.('warn'), logger.isEnabled?.('error')]).toEqual([false, false, true, true]);
+    logger.info('request');
+    expect(text()).toBe('');
+    expect(createLogger('gateway', 'info', sink).isEnabled?.('info')).toBe(true);
+  });
+
   it('when children of children log, then each line has one category key, the nested names joined', () => {
     const { sink, text } = memorySink();
     const root = createLogger('all-in-one', 'info', sink);

@@ -9,6 +9,11 @@ export interface Logger {
   child(category: string): Logger;
   /** Writes out whatever the destination still holds (a no-op for the synchronous default). */
   flush?(): void;
+  /**
+   * Whether a line at this level would be written. A per-request line whose level is off can skip
+   * the work of gathering its fields (the gateway's access log at LOG_LEVEL=warn). Absent: assume yes.
+   */
+  isEnabled?(level: Exclude<LogLevel, 'silent'>): boolean;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -53,6 +58,7 @@ class PinoLogger implements Logger {
   error(msg: string, fields?: Record<string, unknown>): void { this.target.error(withoutLineKeys(fields), msg); }
   child(category: string): Logger { return new PinoLogger(this.root, this.flushDestination, joinCategory(this.category, category)); }
   flush(): void { this.flushDestination(); }
+  isEnabled(level: Exclude<LogLevel, 'silent'>): boolean { return this.target.isLevelEnabled(level); }
 }
 
 /**
@@ -94,6 +100,7 @@ export const silentLogger: Logger = {
   debug() {}, info() {}, warn() {}, error() {},
   child() { return silentLogger; },
   flush() {},
+  isEnabled() { return false; },
 };
 
 /** `alice@example.com` → `a***@e***.com`: enough to tell addresses apart in a log, not to use them. */

@@ -61,4 +61,34 @@ describe('cutUnfinishedBodies (the backstop for early answers)', () => {
       server.close();
     }
   });
+
+  it('when a request announces no body, then it gets no deadline (nothing can drip); one that announces a body does', async () => {
+    const app = express();
+    app.use(cutUnfinishedBodies(400));
+    app.use((req, res) => { res.json({ watched: req.listenerCount('end') > 0 }); });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const ask = (method: string, body?: string) => new Promise<unknown>((resolve, reject) => {
+      const headers = body === undefined ? {} : { 'Content-Length': String(body.length) };
+      const req = request({ host: '127.0.0.1', port, method, path: '/', headers }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => { text += c.toString(); });
+        res.on('end', () => {
+          req.destroy();
+          resolve(JSON.parse(text));
+        });
+      });
+      req.on('error', reject);
+      if (body === undefined) req.end();
+      else req.write(body); // not ended: the body is still arriving when the answer is made
+    });
+    try {
+      await expect(ask('GET')).resolves.toEqual({ watched: false });
+      await expect(ask('POST', '{"a":1}')).resolves.toEqual({ watched: true });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });

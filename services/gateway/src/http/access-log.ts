@@ -7,6 +7,8 @@ import { matchRoute, redactPath, type RouteMatch } from './route-table';
  * unsubscribe token, no query string), status, duration. Never a body, never a client address.
  */
 export function accessLog(logger: Logger): RequestHandler {
+  // Lines at info are off (LOG_LEVEL=warn or above; the level is fixed at start): no clock, no listeners.
+  if (logger.isEnabled?.('info') === false) return (_req, _res, next) => next();
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     let logged = false;

@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { AppError, MAX_JSON_BYTES, ValidationError } from '@vanish/common';
 
 /**
@@ -15,7 +15,9 @@ export const BODY_DEADLINE_MS = 30_000;
  */
 export function cutUnfinishedBodies(ms = BODY_DEADLINE_MS + 5000, exempt: (res: Response) => boolean = () => false): RequestHandler {
   return (req, res, next) => {
-    if (req.complete || exempt(res)) {
+    // A request that announces no body (neither Content-Length above 0 nor Transfer-Encoding) has none
+    // to drip: Node's parser ends it with its headers. Most requests are such GETs: no timer for them.
+    if (req.complete || !announcesBody(req) || exempt(res)) {
       next();
       return;
     }
@@ -28,6 +30,11 @@ export function cutUnfinishedBodies(ms = BODY_DEADLINE_MS + 5000, exempt: (res: 
     req.once('close', clear);
     next();
   };
+}
+
+function announcesBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 class RequestTimeoutError extends AppError {
