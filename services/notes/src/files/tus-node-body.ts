@@ -20,8 +20,9 @@ export function serveTusWithNodeBodies(tus: TusServer): (req: IncomingMessage, r
     const response = await tus.handleWeb(webRequestOf(req, res));
     const headers: string[] = [];
     response.headers.forEach((value, name) => headers.push(name, value));
-    const body = response.body === null ? null : Buffer.from(await response.arrayBuffer());
-    res.writeHead(response.status, headers);
+    const body = response.body === null ? undefined : Buffer.from(await response.arrayBuffer());
+    // As srvx's sendNodeResponse does: an answer already under way is not begun again.
+    if (!res.headersSent) res.writeHead(response.status, headers);
     res.end(body);
   };
 }
