@@ -6,6 +6,8 @@
  * Memory stays bounded: a few 64 KiB segments at a time, never a whole file.
  */
 const fs = require('node:fs');
+const http = require('node:http');
+const https = require('node:https');
 const path = require('node:path');
 const { Readable } = require('node:stream');
 const tus = require('tus-js-client');
@@ -204,21 +206,21 @@ function checkedDownloads(downloads, files, origin) {
   });
 }
 
-/** One GET (or ranged GET) of a download, cut when no byte moves for IDLE_MS. */
-async function getFrom(url, from) {
-  const controller = new AbortController();
-  let timer = setTimeout(() => controller.abort(new Error(`no byte moved for ${IDLE_MS / 1000} s`)), IDLE_MS);
-  const poke = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => controller.abort(new Error(`no byte moved for ${IDLE_MS / 1000} s`)), IDLE_MS);
-  };
+/**
+ * One GET (or ranged GET) of a download, through node:http(s) rather than fetch: the body arrives as the socket's
+ * own Buffers, without fetch's web streams (about 15 % of `vanish open`'s CPU). No redirect is followed (none is
+ * asked for); a connection that moves no byte for IDLE_MS is cut. Resolves with the answer's status, headers and
+ * body (a Node stream); a connection that fails before the answer rejects with the socket's error.
+ */
+function getFrom(url, from) {
   const headers = { 'user-agent': `vanish-cli/${VERSION}`, accept: 'application/octet-stream' };
   if (from > 0) headers.range = `bytes=${from}-`;
-  const response = await fetch(url, { headers, redirect: 'manual', signal: controller.signal }).catch((err) => {
-    clearTimeout(timer);
-    throw err;
+  const client = new URL(url).protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = client.get(url, { headers }, resolve);
+    request.setTimeout(IDLE_MS, () => request.destroy(new Error(`no byte moved for ${IDLE_MS / 1000} s`)));
+    request.on('error', reject);
   });
-  return { response, poke, done: () => clearTimeout(timer) };
 }
 
 /**
@@ -236,51 +238,48 @@ async function downloadOne(url, entry, keyText, target, progress) {
   const write = (chunks) => { for (const chunk of chunks) fs.writeSync(fd, chunk); };
   try {
     while (received < total) {
-      let attempt;
+      let response;
       try {
-        attempt = await getFrom(url, received);
+        response = await getFrom(url, received);
       } catch (err) {
-        if (++failures > RETRY_DELAYS_MS.length) throw new Refusal(`the download of ${shown(entry.name)} failed: ${shown(err.cause?.code ?? err.message)}`);
+        if (++failures > RETRY_DELAYS_MS.length) throw new Refusal(`the download of ${shown(entry.name)} failed: ${shown(err.code ?? err.message)}`);
         await new Promise((done) => setTimeout(done, RETRY_DELAYS_MS[failures - 1]));
         continue;
       }
-      const { response, poke, done } = attempt;
       try {
-        if (response.status === 410) throw new Refusal(`the download address of ${shown(entry.name)} has expired (its window after the reveal is over): the file cannot be read again`);
-        if (response.status === 404) throw new Refusal(`the server has no file at the download address of ${shown(entry.name)} (ended, or never complete)`);
-        if (response.status >= 500 || response.status === 429) {
-          if (++failures > RETRY_DELAYS_MS.length) throw new Refusal(`the download of ${shown(entry.name)} failed: HTTP ${response.status}`);
-          await response.body?.cancel();
+        const status = response.statusCode;
+        if (status === 410) throw new Refusal(`the download address of ${shown(entry.name)} has expired (its window after the reveal is over): the file cannot be read again`);
+        if (status === 404) throw new Refusal(`the server has no file at the download address of ${shown(entry.name)} (ended, or never complete)`);
+        if (status >= 500 || status === 429) {
+          if (++failures > RETRY_DELAYS_MS.length) throw new Refusal(`the download of ${shown(entry.name)} failed: HTTP ${status}`);
+          response.destroy();
           await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[failures - 1]));
           continue;
         }
         const expectedStatus = received > 0 ? 206 : 200;
-        if (response.status !== expectedStatus) throw new Refusal(`the server answered HTTP ${response.status} to the download of ${shown(entry.name)}${received > 0 ? ` from byte ${received}` : ''}`);
-        if (received > 0 && !new RegExp(`^bytes ${received}-`).test(response.headers.get('content-range') ?? '')) {
+        if (status !== expectedStatus) throw new Refusal(`the server answered HTTP ${status} to the download of ${shown(entry.name)}${received > 0 ? ` from byte ${received}` : ''}`);
+        if (received > 0 && !new RegExp(`^bytes ${received}-`).test(response.headers['content-range'] ?? '')) {
           throw new Refusal(`the server resumed the download of ${shown(entry.name)} from another place than byte ${received}`);
         }
-        const reader = response.body.getReader();
         const before = received;
         try {
-          for (;;) {
-            const { done: finished, value } = await reader.read();
-            if (finished) break;
-            poke();
-            received += value.length;
-            write(await opener.push(value));
+          for await (const chunk of response) {
+            received += chunk.length;
+            write(await opener.push(chunk));
             progress(received, total);
           }
         } catch (err) {
           if (err && err.code && /^(TRUNCATED|EXTENDED|SEGMENT_CHANGED|MALFORMED)$/.test(err.code)) throw err;
           // A broken connection: resume from what arrived.
-          if (++failures > RETRY_DELAYS_MS.length) throw new Refusal(`the download of ${shown(entry.name)} broke off ${failures - 1} times: ${shown(err.cause?.code ?? err.message)}`);
+          if (++failures > RETRY_DELAYS_MS.length) throw new Refusal(`the download of ${shown(entry.name)} broke off ${failures - 1} times: ${shown(err.code ?? err.message)}`);
           await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[failures - 1]));
         }
         if (received >= total) break;
         // An answer that ended early without an error: resume, but not for ever when nothing comes.
         if (received === before && ++failures > RETRY_DELAYS_MS.length) throw new Refusal(`the download of ${shown(entry.name)} stops at byte ${received} of ${total}`);
       } finally {
-        done();
+        // Whatever was not read (a refusal, a retried 5xx, an answer longer than the file) is not waited for.
+        if (!response.complete) response.destroy();
       }
     }
     write(await opener.finish());

@@ -10,6 +10,7 @@ import { classifyClient } from '../receipts/client-class';
 import { ConflictError, PayloadTooLargeError, PreconditionFailedError, RangeNotSatisfiableError, UnsupportedMediaTypeError } from './errors';
 import type { FileService } from './file-service';
 import type { UploadRecord } from './ports';
+import { serveTusWithNodeBodies } from './tus-node-body';
 
 /** Route templates: the only names metrics and access logs see (never a token). */
 export const FILE_ROUTES = {
@@ -105,6 +106,7 @@ export function createUploadRoutes(deps: FileRoutesDeps): Router {
       return { status_code: status, body: JSON.stringify(errorBody(known.code, known.message)) };
     },
   });
+  const handleTus = serveTusWithNodeBodies(tus);
 
   router.use(apiHeaders);
   // The collection: a tus creation POST lands here. Uploads are created by the server with their note.
@@ -146,7 +148,7 @@ export function createUploadRoutes(deps: FileRoutesDeps): Router {
     // that stays silent this long; after the answer, keep-alive sets its own.
     req.setTimeout(UPLOAD_IDLE_TIMEOUT_MS);
     const answered = jsonErrorsAndOffset(res);
-    await tus.handle(req, res);
+    await handleTus(req, res);
     if (req.method !== 'PATCH') return;
     const from = Number(req.get('upload-offset'));
     if (answered.status < 300 && answered.offset !== undefined && Number.isFinite(from)) files.observeBytesIn(answered.offset - from);
