@@ -13,12 +13,12 @@
 // BENCH_NODE_ARGS (more node options for every process, e.g. --trace-gc), BENCH_KEEP_LOGS (keep the servers' logs); with a topology or a profile,
 // docs/performance.md is left alone.
 import { spawn } from 'node:child_process';
-import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, type Child, cleanUpOnSignal, cpuSeconds, fmt, freePort, loadAverage, log, machine, replaceSection, rssMb, startNode, waitReady } from './bench-lib';
+import { hashFile, makeRandomFile } from '@vanish/testkit/dist/random-file';
 
 const BYTES = Number(process.env.BENCH_FILE_BYTES ?? 2 ** 30);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -38,26 +38,6 @@ interface Row {
   memory: ProcessMemory[]; identical: boolean;
 }
 
-async function makeFile(path: string, size: number): Promise<string> {
-  const keystream = createCipheriv('aes-128-ctr', randomBytes(16), randomBytes(16));
-  const out = createWriteStream(path);
-  const hash = createHash('sha256');
-  const zeros = Buffer.alloc(4 * 2 ** 20);
-  for (let written = 0; written < size; written += zeros.length) {
-    const chunk = keystream.update(zeros.subarray(0, Math.min(zeros.length, size - written)));
-    hash.update(chunk);
-    if (!out.write(chunk)) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-  return hash.digest('hex');
-}
-
-async function hashFile(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 4 * 2 ** 20 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
 
 async function vanish(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; peakMb: number; cpu: number }> {
   const started = performance.now();
@@ -154,7 +134,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   try {
     const file = join(dir, 'file.bin');
-    const digest = await makeFile(file, BYTES);
+    const digest = await makeRandomFile(file, BYTES);
     const topologies = [allInOne, separate].filter((start) => TOPOLOGY === undefined || (TOPOLOGY === 'all-in-one') === (start === allInOne));
     for (const start of topologies) {
       const topology = await start(dir);
