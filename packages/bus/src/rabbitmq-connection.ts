@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import { DependencyState, type Logger } from '@vanish/common';
 import type { BusMetrics } from './bus-metrics';
 import { amqpSocketOptions, type AmqpTlsSettings } from './amqp-tls';
@@ -45,11 +45,15 @@ export async function connectToAnyBroker(address: BrokerAddress, startAt = 0): P
   throw failure;
 }
 
-/** The one place that opens an AMQP connection: every option of amqplib's connect belongs here. */
-export function connectToBroker(address: BrokerAddress): Promise<ChannelModel> {
+/**
+ * The one place that opens an AMQP connection: every option of amqplib's connect belongs here. amqplib is
+ * loaded on the first connection (the all-in-one, on its in-process bus, never loads it).
+ */
+export async function connectToBroker(address: BrokerAddress): Promise<ChannelModel> {
   const url = new URL(brokerUrls(address)[0]!);
   if (!url.searchParams.has('heartbeat')) url.searchParams.set('heartbeat', String(address.heartbeatSeconds ?? 5));
-  return amqp.connect(url.toString(), {
+  const { connect } = await import('amqplib');
+  return connect(url.toString(), {
     ...amqpSocketOptions(address.url, address.tls),
     clientProperties: { connection_name: address.connectionName },
     timeout: 5_000,

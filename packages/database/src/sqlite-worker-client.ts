@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { Knex } from 'knex';
 
 /**
  * SQLite off the event loop. better-sqlite3 is synchronous: every statement (and every commit's fsync)
@@ -36,10 +37,19 @@ function prepared(handle, sql) {
   }
   return statement;
 }
+// One statement: its rows when it reads, its changes and last row id otherwise.
+function run(handle, sql, bindings) {
+  const statement = prepared(handle, sql);
+  const values = bindings.map(asBuffer);
+  if (statement.reader) return { rows: statement.all(values) };
+  const result = statement.run(values);
+  return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
+}
 // A statement that finds the database locked by another connection (notes' relay has its own on the same
 // file) is tried again a moment later instead of waiting in SQLite's busy handler: that would hold this
 // thread, and with it the statement that is to release the lock (the other connection's COMMIT), until the
-// timeout. Each connection has one statement in flight at a time (knex awaits each), so retrying keeps its order.
+// timeout. Each connection has one message in flight at a time (knex awaits each), so retrying keeps its order;
+// a message of several statements (a deferred BEGIN, runStatements) goes on from the one that was refused.
 function execute(message, startedAt) {
   const { id, handle: name } = message;
   try {
@@ -63,13 +73,22 @@ function execute(message, startedAt) {
     }
     if (!handle) throw Object.assign(new Error('the SQLite connection is closed'), { code: 'SQLITE_IOERR_CLOSED' });
     try {
-      const statement = prepared(handle, message.sql);
-      const bindings = message.bindings.map(asBuffer);
-      if (statement.reader) {
-        parentPort.postMessage({ id, ok: true, rows: statement.all(bindings) });
+      if (message.begin) {
+        run(handle, 'BEGIN;', []);
+        message.begin = false;
+      }
+      if (message.statements) {
+        const results = message.results ?? (message.results = []);
+        while (results.length < message.statements.length) {
+          const next = message.statements[results.length];
+          results.push(run(handle, next.sql, next.bindings));
+        }
+        parentPort.postMessage({ id, ok: true, results });
       } else {
-        const result = statement.run(bindings);
-        parentPort.postMessage({ id, ok: true, changes: result.changes, lastInsertRowid: result.lastInsertRowid });
+        const result = run(handle, message.sql, message.bindings);
+        result.id = id;
+        result.ok = true;
+        parentPort.postMessage(result);
       }
     } catch (err) {
       if (err && err.code === 'SQLITE_BUSY' && Date.now() - startedAt < handle.busyTimeoutMs) {
@@ -85,13 +104,25 @@ function execute(message, startedAt) {
 parentPort.on('message', (message) => execute(message, Date.now()));
 `;
 
-interface Answer {
-  id: number;
-  ok: boolean;
+/** What one statement gave: its rows when it reads, its changes and last row id otherwise. */
+export interface StatementResult {
   rows?: Array<Record<string, unknown>>;
   changes?: number;
   lastInsertRowid?: number | bigint;
+}
+
+interface Answer extends StatementResult {
+  id: number;
+  ok: boolean;
+  /** A message of several statements: what each gave, in order. */
+  results?: StatementResult[];
   error?: { message: string; code?: string; name?: string };
+}
+
+/** A statement in plain SQL with `?` placeholders (no knex `??` identifiers) and its values. */
+export interface Statement {
+  sql: string;
+  bindings: readonly unknown[];
 }
 
 /** The error better-sqlite3 threw in the worker, rebuilt here with its name, message and code (SQLITE_BUSY...). */
@@ -173,6 +204,12 @@ let nextHandle = 1;
 export class SqliteWorkerConnection {
   private readonly handle = nextHandle++;
   private closed: Error | undefined;
+  /**
+   * A transaction's BEGIN not sent yet: it goes with the connection's next message. BEGIN (deferred) takes
+   * no lock and cannot fail on a connection outside a transaction, and every transaction's next statement
+   * follows at once, so this saves the worker a round trip (two thread wake-ups) per transaction.
+   */
+  private beginPending = false;
 
   private constructor(private readonly thread: SqliteThread) {}
 
@@ -192,12 +229,37 @@ export class SqliteWorkerConnection {
   /** Runs one statement: its rows when it reads, its changes and last row id otherwise. */
   query(sql: string, bindings: readonly unknown[]): Promise<Answer> {
     if (this.closed) return Promise.reject(this.closed);
-    return this.thread.send({ handle: this.handle, sql, bindings });
+    if (sql === BEGIN) {
+      if (!this.beginPending) {
+        this.beginPending = true;
+        return Promise.resolve(BEGUN);
+      }
+    }
+    return this.thread.send({ handle: this.handle, sql, bindings, ...this.takeBegin() });
+  }
+
+  /**
+   * Runs statements in order in one message to the worker (one round trip instead of one each): what each
+   * gave, in order. The first that fails ends the run with its error (the ones before it stay done, as
+   * when sent one by one: inside a transaction its ROLLBACK undoes them).
+   */
+  async queryAll(statements: readonly Statement[]): Promise<StatementResult[]> {
+    if (this.closed) throw this.closed;
+    if (statements.length === 0) return [];
+    const answer = await this.thread.send({ handle: this.handle, statements, ...this.takeBegin() });
+    return answer.results ?? [];
+  }
+
+  private takeBegin(): { begin?: true } {
+    if (!this.beginPending) return NO_BEGIN;
+    this.beginPending = false;
+    return WITH_BEGIN;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = new SqliteWorkerError('the SQLite connection is closed', 'SQLITE_IOERR_CLOSED', undefined);
+    this.beginPending = false;
     try {
       if (!this.thread.failed) await this.thread.send({ handle: this.handle, close: true });
     } finally {
@@ -205,6 +267,12 @@ export class SqliteWorkerConnection {
     }
   }
 }
+
+/** knex's statement for a transaction's start on SQLite (knex/lib/execution/transaction.js). */
+const BEGIN = 'BEGIN;';
+const BEGUN: Answer = Object.freeze({ id: 0, ok: true, changes: 0, lastInsertRowid: 0 }) as Answer;
+const NO_BEGIN = Object.freeze({});
+const WITH_BEGIN = Object.freeze({ begin: true as const });
 
 /** Blobs come back from the worker as Uint8Array (structured clone): the callers read Buffers, as from better-sqlite3. */
 function restoreBuffers(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
@@ -260,4 +328,42 @@ export class SqliteWorkerClient extends BetterSqliteClient {
     obj.context = { lastID: answer.lastInsertRowid, changes: answer.changes };
     return obj;
   }
+}
+
+/**
+ * Runs statements in order on `db` (knex, or a transaction of it), for writes whose results are not needed (the
+ * creation batch's INSERTs, stats' counters). On SQLite
+ * (SqliteWorkerClient) they go to the worker in one message, on the transaction's connection when `db` is
+ * a transaction: one round trip between the threads instead of one per statement. Elsewhere (MySQL) each
+ * runs through knex as `db.raw(sql, bindings)`. The SQL is plain, with `?` placeholders only.
+ */
+export async function runStatements(db: Knex | Knex.Transaction, statements: readonly Statement[]): Promise<void> {
+  if (statements.length === 0) return;
+  const client = db.client as unknown as SqliteWorkerClient & BetterSqliteClient & {
+    emit(event: 'query', query: object): void;
+    acquireConnection(): Promise<SqliteWorkerConnection>;
+    releaseConnection(connection: SqliteWorkerConnection): Promise<void>;
+  };
+  if (!runsOnSqliteThread(db)) {
+    for (const statement of statements) await db.raw(statement.sql, statement.bindings as Knex.RawBinding[]);
+    return;
+  }
+  const connection = await client.acquireConnection();
+  try {
+    const { __knexUid, __knexTxId } = connection as unknown as { __knexUid?: string; __knexTxId?: string };
+    const formatted = statements.map((statement) => {
+      const bindings = client._formatBindings(statement.bindings as unknown[]);
+      // knex's 'query' event, as each statement run through knex gives it (its listeners log and count statements).
+      client.emit('query', { __knexUid, __knexTxId, method: 'raw', sql: statement.sql, bindings });
+      return { sql: statement.sql, bindings };
+    });
+    await connection.queryAll(formatted);
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
+/** Whether `db` (knex, or a transaction of it) runs on SQLite through its worker thread (SqliteWorkerClient). */
+export function runsOnSqliteThread(db: Knex | Knex.Transaction): boolean {
+  return (db.client as unknown) instanceof SqliteWorkerClient;
 }

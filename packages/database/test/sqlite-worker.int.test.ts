@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type { Knex } from 'knex';
 import { silentLogger } from '@vanish/common';
-import { configureKnex, isDatabaseUnavailable, SqliteWorkerConnection } from '../src';
+import { configureKnex, isDatabaseUnavailable, runStatements, runsOnSqliteThread, SqliteWorkerConnection } from '../src';
 
 describe('SQLite through its worker thread (configureKnex with sqlite:)', () => {
   let dir: string;
@@ -82,5 +82,47 @@ describe('SQLite through its worker thread (configureKnex with sqlite:)', () => 
     await connection.close();
     const failure = await connection.query('SELECT 1', []).catch((err: unknown) => err);
     expect(isDatabaseUnavailable(failure)).toBe(true);
+  });
+
+  it('when statements run together in a transaction, then they all commit, and a refused one fails the transaction with SQLite\'s code and keeps none', async () => {
+    expect(runsOnSqliteThread(knex)).toBe(true);
+    await knex.transaction(async (trx) => {
+      await runStatements(trx, [
+        { sql: 'insert into `things` (`name`, `blob`) values (?, ?), (?, ?)', bindings: ['together-1', Buffer.from([7]), 'together-2', null] },
+        { sql: 'update `things` set `name` = ? where `name` = ?', bindings: ['together-3', 'together-2'] },
+      ]);
+    });
+    expect((await knex('things').whereIn('name', ['together-1', 'together-2', 'together-3']).select('name')).map((row: { name: string }) => row.name).sort())
+      .toEqual(['together-1', 'together-3']);
+    await expect(knex.transaction(async (trx) => {
+      await runStatements(trx, [
+        { sql: 'insert into `things` (`name`) values (?)', bindings: ['never-kept'] },
+        { sql: 'insert into `things` (`name`) values (?)', bindings: ['together-1'] },
+        { sql: 'insert into `things` (`name`) values (?)', bindings: ['never-run'] },
+      ]);
+    })).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_UNIQUE' });
+    expect(await knex('things').whereIn('name', ['never-kept', 'never-run']).select('name')).toEqual([]);
+  });
+
+  it('when a transaction starts, then its BEGIN goes with its first statement, and transactions one after another each keep their own rows', async () => {
+    const connection = await SqliteWorkerConnection.open(join(dir, 'begin.db'), ['journal_mode = WAL']);
+    try {
+      await connection.query('create table t (v integer)', []);
+      // BEGIN is answered at once (no round trip); the INSERT after it runs inside the transaction.
+      await connection.query('BEGIN;', []);
+      await connection.query('insert into t (v) values (?)', [1]);
+      await connection.query('ROLLBACK', []);
+      await connection.query('BEGIN;', []);
+      await connection.queryAll([{ sql: 'insert into t (v) values (?)', bindings: [2] }, { sql: 'insert into t (v) values (?)', bindings: [3] }]);
+      await connection.query('COMMIT;', []);
+      const answer = await connection.query('select v from t order by v', []);
+      expect(answer.rows).toEqual([{ v: 2 }, { v: 3 }]);
+      // Outside a transaction a statement commits by itself, as before.
+      await connection.query('insert into t (v) values (?)', [4]);
+      await expect(connection.query('ROLLBACK', [])).rejects.toMatchObject({ code: 'SQLITE_ERROR' });
+      expect((await connection.query('select count(*) as n from t', [])).rows).toEqual([{ n: 3 }]);
+    } finally {
+      await connection.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Express, RequestHandler } from 'express';
 import { Agent as UndiciAgent, type Dispatcher } from 'undici';
 import { createAdminApp, createLogger, createRegistry, Lifecycle, PUBLIC_LISTEN, listen, type Logger, type Registry } from '@vanish/common';
@@ -8,7 +8,7 @@ import { RedisRateLimiter } from './adapters/limiter/redis-rate-limiter';
 import { clusterClientOptions } from './adapters/limiter/redis-cluster';
 import { redisTlsOptions } from './adapters/limiter/redis-tls';
 import { isSentinelWalkWithoutSentinelError, logPrimarySwitches, sentinelClientOptions } from './adapters/limiter/redis-sentinel';
-import { guardStreamErrors } from './adapters/limiter/redis-stream-guard';
+import { guardStreamErrors, isCluster } from './adapters/limiter/redis-stream-guard';
 import type { GatewayConfig } from './config';
 import type { RateLimiter } from './domain/rate-limiter';
 import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
@@ -63,7 +63,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   if (overrides.limiter) {
     limiter = overrides.limiter;
   } else if (config.redisUrl || config.redisSentinel || config.redisCluster) {
-    redis = createRedisClient(config, logger.child('gateway/redis'));
+    redis = await createRedisClient(config, logger.child('gateway/redis'));
     const client = redis;
     lifecycle.add('redis', () => client.disconnect());
     limiter = new RedisRateLimiter({
@@ -189,7 +189,9 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
  * stalled Redis fails fast) and no resending after reconnects: the limiter falls back to memory
  * instead of waiting. Reconnects go on in the background, so Redis is used again when it returns.
  */
-function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Redis | Cluster {
+async function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Promise<Redis | Cluster> {
+  // ioredis is loaded only when Redis is configured (about 2 MB of heap the all-in-one, on memory limits, does not use).
+  const { Cluster, Redis } = await import('ioredis');
   const connection = {
     commandTimeout: config.redisCommandTimeoutMs,
     maxRetriesPerRequest: 1,
@@ -237,7 +239,7 @@ function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger): Red
     report('redis connection error', err);
   });
   redis.on('ready', recovered);
-  if (redis instanceof Cluster) {
+  if (isCluster(redis)) {
     // A Cluster stays ready while one master is lost: its nodes' connections report on their own.
     redis.on('node error', (err: Error, node: string) => report('redis cluster node connection error', err, { node }));
     redis.on('+node', (node: Redis) => node.on('ready', recovered));

@@ -1,4 +1,4 @@
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 type Connect = (...args: unknown[]) => Promise<unknown>;
 
@@ -10,8 +10,13 @@ type Connect = (...args: unknown[]) => Promise<unknown>;
  * permanent listener that keeps those extra errors: ioredis still sees and reports the first ones.
  * Call it before the client connects (lazyConnect), or its first connection goes unguarded.
  */
+/** A Cluster client, told by its flag (a class check would load ioredis in every gateway: it is loaded only for Redis). */
+export function isCluster(redis: Redis | Cluster): redis is Cluster {
+  return redis.isCluster;
+}
+
 export function guardStreamErrors(redis: Redis | Cluster): void {
-  if (redis instanceof Cluster) {
+  if (isCluster(redis)) {
     // A Cluster opens a client per node, each before its first connection ('+node' comes first).
     redis.on('+node', (node: Redis) => guardStreamErrors(node));
     return;

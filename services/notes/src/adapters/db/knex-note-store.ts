@@ -6,6 +6,7 @@ import type { DueRelease, ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTim
 import type { IssuedDownload, NoteFile } from '../../files/ports';
 import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-store';
 import { PlainInsert } from './plain-insert';
+import { runStatements, type Statement } from '@vanish/database';
 import { committedRows, connectionOf, endConnection, type ServerConnection } from './commit-outcome';
 import {
   DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, translateDatabaseError, withDatabase, type KnexStoreOptions,
@@ -225,8 +226,7 @@ export class KnexNoteStore implements NoteStore {
       const transaction = this.knex.transaction(async (trx) => {
         connection = await connectionOf(this.knex, trx);
         const tx = new KnexNoteTransaction(trx, this.clock);
-        await tx.insertAll(entries.map((entry) => entry.note));
-        await tx.enqueue(entries.flatMap((entry) => entry.messages));
+        await tx.insertAllAndEnqueue(entries.map((entry) => entry.note), entries.flatMap((entry) => entry.messages));
         // Decided with no await before knex sends COMMIT, so no deadline can pass in between.
         if (entries.some((entry) => entry.state === 'abandoned')) throw new AbandonedCreation();
         for (const entry of entries) entry.state = 'committing';
@@ -384,19 +384,37 @@ class KnexNoteTransaction implements NoteTransaction {
 
   /** One multi-row INSERT. */
   async insertAll(notes: readonly NoteRecord[]): Promise<void> {
-    await INSERT_NOTES.run(this.trx, notes.map(toRow));
-    await INSERT_RECEIPTS.run(this.trx, notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf));
-    await INSERT_NOTE_FILES.run(this.trx, notes.flatMap((note) => (note.files ?? []).map((file) => ({
-      object_name: file.objectName,
-      note_lookup: note.lookup,
-      note_ref: note.noteRef,
-      position: file.position,
-      upload_key: file.uploadKey,
-      size: file.size,
-      state: 'uploading',
-      created_at: note.createdAt.getTime(),
-      hold_until: 0,
-    }))));
+    await runStatements(this.trx, this.insertStatements(notes));
+  }
+
+  /**
+   * A creation batch's rows, the notes and their outbox messages, in one runStatements: on SQLite one
+   * message to the database thread instead of one per INSERT.
+   */
+  async insertAllAndEnqueue(notes: readonly NoteRecord[], messages: readonly OutgoingMessage[]): Promise<void> {
+    const statements = this.insertStatements(notes);
+    const outbox = this.enqueueStatement(messages);
+    if (outbox) statements.push(outbox);
+    await runStatements(this.trx, statements);
+  }
+
+  private insertStatements(notes: readonly NoteRecord[]): Statement[] {
+    const statements = [
+      INSERT_NOTES.statement(notes.map(toRow)),
+      INSERT_RECEIPTS.statement(notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf)),
+      INSERT_NOTE_FILES.statement(notes.flatMap((note) => (note.files ?? []).map((file) => ({
+        object_name: file.objectName,
+        note_lookup: note.lookup,
+        note_ref: note.noteRef,
+        position: file.position,
+        upload_key: file.uploadKey,
+        size: file.size,
+        state: 'uploading',
+        created_at: note.createdAt.getTime(),
+        hold_until: 0,
+      })))),
+    ];
+    return statements.filter((statement): statement is Statement => statement !== null);
   }
 
   async filesOf(lookup: string): Promise<NoteFile[]> {
@@ -523,9 +541,13 @@ class KnexNoteTransaction implements NoteTransaction {
   }
 
   async enqueue(messages: readonly OutgoingMessage[]): Promise<void> {
-    if (messages.length === 0) return;
+    const statement = this.enqueueStatement(messages);
+    if (statement) await runStatements(this.trx, [statement]);
+  }
+
+  private enqueueStatement(messages: readonly OutgoingMessage[]): Statement | null {
     const createdAt = this.clock.now().getTime();
-    await INSERT_OUTBOX.run(this.trx, messages.map((m) => ({ id: m.id, routing_key: m.routingKey, body: m.body, created_at: createdAt })));
+    return INSERT_OUTBOX.statement(messages.map((m) => ({ id: m.id, routing_key: m.routingKey, body: m.body, created_at: createdAt })));
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { systemClock, type Clock, type OutboxRow, type OutboxStore } from '@vanish/common';
+import { runsOnSqliteThread } from '@vanish/database';
 import { DEFAULT_OPERATION_TIMEOUT_MS, withDatabase, type KnexStoreOptions } from './database-errors';
 
 interface OutboxDbRow {
@@ -12,6 +13,15 @@ interface OutboxDbRow {
 }
 
 /**
+ * A claim on SQLite in one statement, so one round trip to the database thread instead of three (the relay
+ * runs a claim per round): the oldest claimable rows are stamped and returned by the same UPDATE, which is
+ * atomic, as the select, conditional update and select by token are together. Values: token, lease end, now, limit.
+ */
+const CLAIM_RETURNING = 'update `outbox` set `claim_token` = ?, `claimed_until` = ? where `seq` in '
+  + '(select `seq` from `outbox` where `claimed_until` is null or `claimed_until` < ? order by `seq` limit ?) '
+  + 'returning `seq`, `id`, `routing_key`, `body`';
+
+/**
  * The outbox seen from the relay. A claim is a lease: rows are stamped with a random token and a
  * deadline by a conditional UPDATE, so two relays (several notes replicas) never publish the same
  * row at the same time; a crashed relay's rows become claimable again when its lease runs out
@@ -19,14 +29,21 @@ interface OutboxDbRow {
  */
 export class KnexOutboxStore implements OutboxStore {
   private readonly timeoutMs: number;
+  /** SQLite: the claim is one UPDATE ... RETURNING (MariaDB has no UPDATE ... RETURNING, nor LIMIT in an IN subquery). */
+  private readonly claimsInOneStatement: boolean;
 
   constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexStoreOptions = {}) {
     this.timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
+    this.claimsInOneStatement = runsOnSqliteThread(knex);
   }
 
   claim(limit: number, leaseMs: number): Promise<OutboxRow[]> {
     return withDatabase(async () => {
       const now = this.clock.now().getTime();
+      if (this.claimsInOneStatement) {
+        const claimed = await this.knex.raw(CLAIM_RETURNING, [randomUUID(), now + leaseMs, now, limit]) as OutboxDbRow[];
+        return claimed.map((row) => ({ seq: Number(row.seq), id: row.id, routingKey: row.routing_key, body: row.body })).sort((a, b) => a.seq - b.seq);
+      }
       const claimable = (q: Knex.QueryBuilder) => q.whereNull('claimed_until').orWhere('claimed_until', '<', now);
       const candidates = await this.knex('outbox').select('seq').where(claimable).orderBy('seq').limit(limit);
       if (candidates.length === 0) return [];

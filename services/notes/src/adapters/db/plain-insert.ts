@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import type { Statement } from '@vanish/database';
 
 /**
  * A multi-row INSERT as plain SQL, the same text on SQLite and MySQL, made once per row count.
@@ -14,11 +14,12 @@ export class PlainInsert<Row extends object> {
     this.rowText = `(${columns.map(() => '?').join(', ')})`;
   }
 
-  async run(db: Knex | Knex.Transaction, rows: readonly Row[]): Promise<void> {
-    if (rows.length === 0) return;
+  /** The INSERT of these rows (null for none), for runStatements (one message with the batch's other statements on SQLite). */
+  statement(rows: readonly Row[]): Statement | null {
+    if (rows.length === 0) return null;
     const values: unknown[] = [];
     for (const row of rows) for (const column of this.columns) values.push(row[column]);
-    await db.raw(this.textFor(rows.length), values as Knex.RawBinding[]);
+    return { sql: this.textFor(rows.length), bindings: values };
   }
 
   private textFor(rowCount: number): string {

@@ -2,7 +2,7 @@ import { AppError, DependencyUnavailableError } from '@vanish/common';
 import type { Knex } from 'knex';
 import type { CounterDelta, Counters, CurrentState, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
 import { bucketRanges } from './bucket-ranges';
-import { retryingTransaction } from '@vanish/database';
+import { retryingTransaction, runStatements, type Statement } from '@vanish/database';
 import { isDatabaseUnavailable, rowsOfRawSelect } from './configure-knex';
 
 const COUNTER_NAMES: Record<keyof Counters, string> = {
@@ -21,6 +21,12 @@ async function withDatabase<T>(call: () => Promise<T>): Promise<T> {
     if (!(err instanceof AppError) && isDatabaseUnavailable(err)) throw new DependencyUnavailableError('database', 'Database unavailable', err);
     throw err;
   }
+}
+
+/** A query built by knex (quoted for the dialect) as plain SQL and its values, for runStatements. */
+function statementOf(query: Knex.QueryBuilder): Statement {
+  const { sql, bindings } = query.toSQL();
+  return { sql, bindings };
 }
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
@@ -75,7 +81,8 @@ export class KnexStatsStore implements StatsStore {
       if (fresh.length === 0) return counted;
       // A concurrent duplicate (another replica) fails here on the primary key; the broker retries
       // the batch's messages and they then see the id.
-      await trx('stats_seen_events').insert(fresh.map((i) => ({ id_digest: i.eventIdDigest, seen_at: seenAt })));
+      // The writes go as one runStatements: on SQLite one message to the database thread for all of them.
+      const writes: Statement[] = [statementOf(trx('stats_seen_events').insert(fresh.map((i) => ({ id_digest: i.eventIdDigest, seen_at: seenAt }))))];
       const totals: Counters = { created: 0, ended: 0, endedRead: 0, accessed: 0, failedAccess: 0, lateBucketWrites: 0 };
       const minutes = new Map<number, number>();
       for (const { delta } of fresh) {
@@ -85,22 +92,23 @@ export class KnexStatsStore implements StatsStore {
         }
       }
       for (const key of Object.keys(COUNTER_NAMES) as Array<keyof Counters>) {
-        if (totals[key] !== 0) await trx('stats_counters').where({ name: COUNTER_NAMES[key] }).increment('value', totals[key]);
+        if (totals[key] !== 0) writes.push(statementOf(trx('stats_counters').where({ name: COUNTER_NAMES[key] }).increment('value', totals[key])));
       }
       const hours = new Map<number, number>();
       for (const [minute, n] of [...minutes].sort((a, b) => a[0] - b[0])) {
         hours.set(Math.floor(minute / 60), (hours.get(Math.floor(minute / 60)) ?? 0) + n);
-        await trx('stats_created_minutes')
+        writes.push(statementOf(trx('stats_created_minutes')
           .insert({ minute, created: n })
           .onConflict('minute')
-          .merge({ created: trx.raw('?? + ?', ['stats_created_minutes.created', n]) });
+          .merge({ created: trx.raw('?? + ?', ['stats_created_minutes.created', n]) })));
       }
       for (const [hour, n] of hours) {
-        await trx('stats_created_hours')
+        writes.push(statementOf(trx('stats_created_hours')
           .insert({ hour, created: n })
           .onConflict('hour')
-          .merge({ created: trx.raw('?? + ?', ['stats_created_hours.created', n]) });
+          .merge({ created: trx.raw('?? + ?', ['stats_created_hours.created', n]) })));
       }
+      await runStatements(trx, writes);
       return counted;
     }));
   }
