@@ -207,6 +207,8 @@ export interface LoadOptions {
   paths?: string[];
   /** Called with the time of every 200 answer (event-lag measurement). */
   onOk?: (at: number) => void;
+  /** Requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
+  overallRate?: number;
 }
 
 /** One autocannon run. Non-2xx answers count as errors (every scenario expects 200). */
@@ -220,6 +222,7 @@ export async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
     method: options.method ?? 'GET',
     body: options.body,
     headers: options.headers,
+    ...(options.overallRate ? { overallRate: options.overallRate } : {}),
     requests: [{
       setupRequest: (request) => {
         if (paths && paths.length > 0) {
