@@ -50,25 +50,6 @@ app.use((req, res) => { res.set('API-Version', '1.2.0'); res.json(note); });
 listen(app, Number(process.env.PORT), '127.0.0.1');
 `;
 
-// The least any Node gateway costs on this machine: node:http in front, undici's pooled client behind,
-// and nothing else (no limit, no express, no headers, ids, logs or metrics). Not a design: the ceiling
-// that the gateway hop's ratio is read against (docs/performance.md).
-const RELAY_FLOOR_JS = `
-const http = require('node:http');
-const { Agent } = require('undici');
-const agent = new Agent({ keepAliveTimeout: 4000 });
-const origin = process.env.UPSTREAM_URL;
-http.createServer((req, res) => {
-  agent.dispatch({ origin, path: req.url, method: req.method, headers: {} }, {
-    onRequestStart() {},
-    onResponseStart(_c, status, headers) { res.writeHead(status, { 'content-type': headers['content-type'], 'content-length': headers['content-length'] }); },
-    onResponseData(_c, chunk) { res.write(chunk); },
-    onResponseEnd() { res.end(); },
-    onResponseError(_c, err) { res.statusCode = 502; res.end(String(err.message)); },
-  });
-}).listen(Number(process.env.PORT), '127.0.0.1');
-`;
-
 interface Scenario extends LoadResult {
   ratio?: number;
   /** The same scenario measured by wrk right after autocannon; its ratio is to wrk's yardstick. */
@@ -156,7 +137,8 @@ async function gatewayHop(logDir: string, dataDir: string): Promise<{ result: Lo
   const rss = rssMb(gateway.process.pid);
   await gateway.stop();
   const floorPort = await freePort();
-  const floor = startNode('relay-floor', ['-e', RELAY_FLOOR_JS], { PORT: String(floorPort), UPSTREAM_URL: upstreamUrl }, logDir);
+  // The least any Node gateway costs here (scripts/relay-floor.js): the ceiling the gateway hop is read against.
+  const floor = startNode('relay-floor', [join(ROOT, 'scripts', 'relay-floor.js')], { PORT: String(floorPort), UPSTREAM_URL: upstreamUrl }, logDir);
   children.push(floor);
   await waitReady(floor, `http://127.0.0.1:${floorPort}/`);
   const floorResult = await warmAndMeasure({

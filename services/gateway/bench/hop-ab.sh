@@ -48,21 +48,7 @@ for spec in "$@"; do
 done
 if [ "${FLOOR:-0}" = 1 ]; then
   FP=$(port)
-  PORT=$FP UPSTREAM_URL=http://127.0.0.1:$UP node -e "
-const http = require('node:http');
-const { Agent } = require('undici');
-const agent = new Agent({ keepAliveTimeout: 4000 });
-const origin = process.env.UPSTREAM_URL;
-http.createServer((req, res) => {
-  agent.dispatch({ origin, path: req.url, method: req.method, headers: {} }, {
-    onRequestStart() {},
-    onResponseStart(_c, status, headers) { res.writeHead(status, { 'content-type': headers['content-type'], 'content-length': headers['content-length'] }); },
-    onResponseData(_c, chunk) { res.write(chunk); },
-    onResponseEnd() { res.end(); },
-    onResponseError(_c, err) { res.statusCode = 502; res.end(String(err.message)); },
-  });
-}).listen(Number(process.env.PORT), '127.0.0.1');
-" & FPID=$!; pids+=($FPID); names+=(FLOOR); VPID[FLOOR]=$FPID; VPORT[FLOOR]=$FP
+  PORT=$FP UPSTREAM_URL=http://127.0.0.1:$UP node "$(dirname "$0")/../../../scripts/relay-floor.js" & FPID=$!; pids+=($FPID); names+=(FLOOR); VPID[FLOOR]=$FPID; VPORT[FLOOR]=$FP
 fi
 for name in "${names[@]}"; do
   [ "$name" = FLOOR ] && { sleep 1; continue; }
