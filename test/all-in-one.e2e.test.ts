@@ -186,7 +186,7 @@ describe('npm start (all-in-one) in an empty data directory', () => {
     }
   });
 
-  it('when a file is uploaded and downloaded through the gateway port, then the bytes are the same and not one connection reaches notes\' port (files are handed over in process)', async () => {
+  it('when a file is uploaded and downloaded through the gateway port, then the bytes are the same, a PATCH past its size gets notes\' 413, and not one connection reaches notes\' port (files are handed over in process)', async () => {
     const before = socketsOnPort(Number(ports.NOTES_PORT));
     const key = newKey();
     const sealedFile = randomBytes(3 * 1024 * 1024 + 7);
@@ -197,6 +197,9 @@ describe('npm start (all-in-one) in an empty data directory', () => {
     const uploadUrl = `${gateway}${new URL(created.body.uploads[0].url as string).pathname}`;
     const tus = { 'Tus-Resumable': '1.0.0', 'Content-Type': 'application/offset+octet-stream' };
     const half = 2 * 1024 * 1024;
+    // A PATCH past the upload's size: notes' own 413 reaches the client (nothing stored), its body drained.
+    const tooLong = await fetch(uploadUrl, { method: 'PATCH', headers: { ...tus, 'Upload-Offset': '0' }, body: Buffer.concat([sealedFile, Buffer.alloc(1)]) });
+    expect([tooLong.status, ((await tooLong.json()) as { code: string }).code]).toEqual([413, 'UPLOAD_TOO_LARGE']);
     expect((await fetch(uploadUrl, { method: 'PATCH', headers: { ...tus, 'Upload-Offset': '0' }, body: sealedFile.subarray(0, half) })).status).toBe(204);
     const head = await fetch(uploadUrl, { method: 'HEAD', headers: { 'Tus-Resumable': '1.0.0' } });
     expect(head.headers.get('upload-offset')).toBe(String(half));
