@@ -1,6 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { keyCheck, newKey, seal } from '@vanish/envelope';
 import { freePort } from '@vanish/testkit/net';
 import { runProcess, type RunningProcess } from '@vanish/testkit/process';
 import { callApi, CLEARED_ENV } from './support/api-client';
@@ -30,6 +32,24 @@ function listeningAddresses(): Map<number, string[]> {
     }
   }
   return byPort;
+}
+
+/**
+ * Every TCP socket of this host that is not listening and has `port` at either end (established,
+ * closing, in TIME_WAIT: a loopback connection stays in the table for a minute after it closed).
+ */
+function socketsOnPort(port: number): string[] {
+  const found: string[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(file)) throw new Error(`${file} is missing: this test reads the kernel's socket table (Linux /proc)`);
+    for (const line of readFileSync(file, 'utf8').trim().split('\n').slice(1)) {
+      const [, local = '', remote = '', state] = line.trim().split(/\s+/);
+      if (state === '0A') continue; // TCP_LISTEN
+      const ends = [local, remote].map((end) => parseInt(end.split(':')[1] ?? '', 16));
+      if (ends.includes(port)) found.push(`${file} ${local} ${remote}`);
+    }
+  }
+  return found;
 }
 
 /** /proc/net/tcp writes an IPv4 address as one little-endian 32-bit word. */
@@ -164,6 +184,48 @@ describe('npm start (all-in-one) in an empty data directory', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('when a file is uploaded and downloaded through the gateway port, then the bytes are the same, a PATCH past its size gets notes\' 413, and not one connection reaches notes\' port (files are handed over in process)', async () => {
+    const before = socketsOnPort(Number(ports.NOTES_PORT));
+    const key = newKey();
+    const sealedFile = randomBytes(3 * 1024 * 1024 + 7);
+    const created = await callApi(gateway, 'POST', '/api/create.php', {
+      client_encrypted: true, content: await seal('a note with a file', key), key_check: await keyCheck(key), files: [{ size: sealedFile.length }],
+    });
+    expect(created.status).toBe(200);
+    const uploadUrl = `${gateway}${new URL(created.body.uploads[0].url as string).pathname}`;
+    const tus = { 'Tus-Resumable': '1.0.0', 'Content-Type': 'application/offset+octet-stream' };
+    const half = 2 * 1024 * 1024;
+    // A PATCH past the upload's size: notes' own 413 reaches the client (nothing stored), its body drained.
+    const tooLong = await fetch(uploadUrl, { method: 'PATCH', headers: { ...tus, 'Upload-Offset': '0' }, body: Buffer.concat([sealedFile, Buffer.alloc(1)]) });
+    expect([tooLong.status, ((await tooLong.json()) as { code: string }).code]).toEqual([413, 'UPLOAD_TOO_LARGE']);
+    expect((await fetch(uploadUrl, { method: 'PATCH', headers: { ...tus, 'Upload-Offset': '0' }, body: sealedFile.subarray(0, half) })).status).toBe(204);
+    const head = await fetch(uploadUrl, { method: 'HEAD', headers: { 'Tus-Resumable': '1.0.0' } });
+    expect(head.headers.get('upload-offset')).toBe(String(half));
+    expect((await fetch(uploadUrl, { method: 'PATCH', headers: { ...tus, 'Upload-Offset': String(half) }, body: sealedFile.subarray(half) })).status).toBe(204);
+
+    const browser = { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' };
+    const page = await (await fetch(`${gateway}/${created.body.uuid}`, { headers: browser })).text();
+    const formToken = /name="form_token" value="([^"]+)"/.exec(page)?.[1];
+    expect(formToken).toBeDefined();
+    const revealed = await (await fetch(`${gateway}/${created.body.uuid}`, {
+      method: 'POST', headers: { ...browser, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `form_token=${encodeURIComponent(formToken!)}&key_check=${encodeURIComponent(await keyCheck(key))}`,
+    })).text();
+    const download = /<li data-download="([^"]+)"/.exec(revealed)?.[1];
+    expect(download).toBeDefined();
+    const downloadUrl = `${gateway}${new URL(download!).pathname}`;
+    const whole = Buffer.from(await (await fetch(downloadUrl)).arrayBuffer());
+    const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    expect(sha(whole)).toBe(sha(sealedFile));
+    const range = await fetch(downloadUrl, { headers: { Range: 'bytes=10-1048585' } });
+    expect(range.status).toBe(206);
+    expect(sha(Buffer.from(await range.arrayBuffer()))).toBe(sha(sealedFile.subarray(10, 1048586)));
+
+    // Over the loopback (separate services' undici pool) each transfer would have left a socket here,
+    // kept alive or in TIME_WAIT; handed over in process there is none.
+    expect(socketsOnPort(Number(ports.NOTES_PORT)).filter((socket) => !before.includes(socket))).toEqual([]);
   });
 
   it('when stopped with SIGTERM and started again on the same DATA_DIR, then it exits 0 and the note is still there', async () => {

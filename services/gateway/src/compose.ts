@@ -109,14 +109,19 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     Object.fromEntries((Object.keys(upstreams) as UpstreamName[]).map((name) => [name, relay(name)])) as Record<UpstreamName, RequestHandler>;
   const proxies = perUpstream((name) => createUpstreamProxy(relayOptions(name)));
   // Files (DECISIONS 14) on connections of their own: no deadline and no body timeout but the relay's
-  // idle timer, so a large file on a slow link moves as long as it moves.
+  // idle timer, so a large file on a slow link moves as long as it moves. In the all-in-one they are
+  // handed to notes' app in process like every other request (no body timeout there either): no
+  // loopback socket, no second and third HTTP parse, no two socket copies of every byte.
   const filesAgent = new UndiciAgent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: 0 });
   lifecycle.add('files agent', () => filesAgent.destroy());
+  const filesDispatcher: Dispatcher = overrides.localUpstreams
+    ? new InProcessDispatcher(overrides.localUpstreams, filesAgent, 0) as unknown as Dispatcher
+    : filesAgent;
   const fileBytes = redis
     ? FileBytesLimiter.redis(redis, config.fileBytesPerHour, config.rateLimitKeyPrefix)
     : FileBytesLimiter.memory(config.fileBytesPerHour, config.rateLimitKeyPrefix);
   const files = createFilesRelay({
-    target: config.notesUrl, dispatcher: filesAgent, idleTimeoutMs: config.fileIdleTimeoutMs, bytes: fileBytes,
+    target: config.notesUrl, dispatcher: filesDispatcher, idleTimeoutMs: config.fileIdleTimeoutMs, bytes: fileBytes,
     limiterKey: config.limiterKey, logger: proxyLogger,
     onUpstreamError: (upstream, code) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),
     onRateLimited: () => gatewayMetrics.rateLimited.inc({ action: 'file_bytes' }),

@@ -25,16 +25,24 @@ class FilesUpstream {
   storage!: FsFileStorage;
   dir = '';
   patches = 0;
+  /** Connections accepted on its port (none when the gateway hands files over in process). */
+  connections = 0;
+  url = '';
+  /** Its request listener, for the gateway's in-process runs. */
+  readonly listener = (req: IncomingMessage, res: ServerResponse): void => void this.handle(this.tus, req, res);
+  private tus!: TusServer;
   /** Called for a download before it is answered (a test may hold the answer half way). */
   onDownload: ((res: ServerResponse, bytes: Buffer) => Promise<void>) | undefined;
 
   async start(): Promise<string> {
     this.dir = await mkdtemp(join(tmpdir(), 'vanish-gw-files-'));
     this.storage = await FsFileStorage.open(join(this.dir, 'files'));
-    const tus = new TusServer({ path: '/files/uploads', datastore: this.storage.tusDataStore() });
-    this.server = createServer((req, res) => void this.handle(tus, req, res));
+    this.tus = new TusServer({ path: '/files/uploads', datastore: this.storage.tusDataStore() });
+    this.server = createServer(this.listener);
+    this.server.on('connection', () => this.connections++);
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url;
   }
 
   private async handle(tus: TusServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -112,7 +120,13 @@ function expectErrorShape(answer: Sent, status: number, code: string): void {
   expect(JSON.parse(answer.body.toString('utf8'))).toEqual({ error: expect.any(String), code, details: { parameter: null, message: expect.any(String) } });
 }
 
-describe('gateway files routes (streamed relay, FILE_BYTES_PER_HOUR in the real Redis, idle timeout)', () => {
+// The same behaviour twice, as gateway-http.int.test.ts does for the rest: relayed over a socket to notes'
+// port (separate services, undici) and handed to notes' listener in process (the all-in-one's
+// InProcessDispatcher): one door, one files relay, either transport.
+describe.each([
+  ['relayed over a socket', false],
+  ['handed over in process', true],
+] as const)('gateway files routes, %s (streamed relay, FILE_BYTES_PER_HOUR in the real Redis, idle timeout)', (_transport, inProcess) => {
   const files = new FilesUpstream();
   const stats = new TestUpstream('stats');
   const mailer = new TestUpstream('mailer');
@@ -123,7 +137,8 @@ describe('gateway files routes (streamed relay, FILE_BYTES_PER_HOUR in the real 
   const gateway = async (env: Record<string, string> = {}): Promise<{ gw: RunningGateway; prefix: string }> => {
     const prefix = testPrefix('files');
     prefixes.push(prefix);
-    const gw = await startGateway({ REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_KEY_PREFIX: prefix, NOTES_URL: notesUrl, STATS_URL: stats.url, MAILER_URL: mailer.url, ...env });
+    const overrides = inProcess ? { localUpstreams: (origin: string) => (origin === files.url ? files.listener : undefined) } : {};
+    const gw = await startGateway({ REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_KEY_PREFIX: prefix, NOTES_URL: notesUrl, STATS_URL: stats.url, MAILER_URL: mailer.url, ...env }, overrides);
     gateways.push(gw);
     return { gw, prefix };
   };
@@ -146,8 +161,9 @@ describe('gateway files routes (streamed relay, FILE_BYTES_PER_HOUR in the real 
     await Promise.all([files.stop(), stats.stop(), mailer.stop()]);
   });
 
-  it('when a file is uploaded in PATCHes and downloaded whole and in a range, then the bytes are the same and the answers are notes\' own (tus headers, OPTIONS, 206)', async () => {
+  it('when a file is uploaded in PATCHes and downloaded whole and in a range, then the bytes are the same, the answers are notes\' own (tus headers, OPTIONS, 206), and only the socket transport opens connections to notes\' port', async () => {
     const { gw } = await gateway();
+    const connectionsBefore = files.connections;
     const bytes = bytesOf(3 * MiB + 5, 1);
     const name = await upload(bytes.length);
     const url = `${gw.url}/files/uploads/${name}`;
@@ -172,6 +188,9 @@ describe('gateway files routes (streamed relay, FILE_BYTES_PER_HOUR in the real 
     expect(part.status).toBe(206);
     expect(part.headers['content-range']).toBe(`bytes 100-1048675/${bytes.length}`);
     expect(sha(part.body)).toBe(sha(bytes.subarray(100, 1048676)));
+    // Handed over in process, not one connection reached notes' port; relayed, they did.
+    if (inProcess) expect(files.connections).toBe(connectionsBefore);
+    else expect(files.connections).toBeGreaterThan(connectionsBefore);
     // Secret paths never reach the log; the bytes relayed are counted.
     expect(gw.logs.text()).not.toContain(name);
     const metrics = await (await fetch(`${gw.adminUrl}/metrics`)).text();

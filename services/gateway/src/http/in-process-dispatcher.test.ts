@@ -83,6 +83,18 @@ describe('InProcessDispatcher', () => {
     expect(Buffer.concat(seen.chunks).toString()).toBe('{"got":{"a":1}}');
   });
 
+  it('when the service reads the request\'s raw headers (as @tus/server does, through srvx), then they are the headers given, as a parser would list them', async () => {
+    const app: LocalApp = (req, res) => {
+      res.end(JSON.stringify(req.rawHeaders));
+    };
+    const { seen, handler, ended } = recorder();
+    dispatcherFor(app).dispatch({
+      origin: ORIGIN, path: '/files/uploads/x', method: 'GET', headers: { 'Tus-Resumable': '1.0.0', 'upload-offset': '5', host: 'example.test' },
+    }, handler);
+    await ended;
+    expect(JSON.parse(Buffer.concat(seen.chunks).toString())).toEqual(['tus-resumable', '1.0.0', 'upload-offset', '5', 'host', 'example.test']);
+  });
+
   it('when the answer\'s headers were given to writeHead alone, then they are read from the header block', async () => {
     const app: LocalApp = (_req, res) => {
       res.writeHead(200, ['Content-Type', 'text/plain', 'X-Tag', 'one', 'X-Tag', 'two']);

@@ -203,6 +203,7 @@ class InProcessExchange {
     req.httpVersionMinor = 1;
     req.httpVersion = '1.1';
     req.headers = this.requestHeaders();
+    req.rawHeaders = rawHeadersOf(req.headers);
     const res = new Response(req);
     this.res = res;
     // No chunk framing: the body's bytes reach the relay as they were written, and the relay frames them
@@ -357,6 +358,21 @@ class InProcessExchange {
     this.source?.destroy();
     this.handler.onResponseError?.(this.controller as never, err);
   }
+}
+
+/**
+ * The request's headers as name, value, name, value, as Node's parser also gives them: some readers
+ * take them from there, not from `headers` (@tus/server's web Request, through srvx, which notes' uploads use).
+ */
+function rawHeadersOf(headers: IncomingHttpHeaders): string[] {
+  const raw: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const one of value) raw.push(name, one);
+    else raw.push(name, value);
+  }
+  return raw;
 }
 
 /**
