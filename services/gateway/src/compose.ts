@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Express, RequestHandler } from 'express';
-import { Agent as UndiciAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { createAdminApp, createLogger, createRegistry, Lifecycle, PUBLIC_LISTEN, listen, type Logger, type Registry } from '@vanish/common';
 import { FileBytesLimiter } from './adapters/limiter/file-bytes-limiter';
 import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
@@ -18,6 +18,7 @@ import type { UpstreamName } from './http/route-table';
 import { createSharedUpstreamRead } from './http/shared-upstream-read';
 import { createUpstreamProxy } from './http/upstream-proxy';
 import { InProcessDispatcher, type LocalUpstreams } from './http/in-process-dispatcher';
+import { LazyAgent } from './http/lazy-agent';
 import { CertificateReloader, parseCertificatePair, type SecureContextTarget } from './tls/certificate-reloader';
 import { tlsProfileOptions } from './tls/tls-profile';
 
@@ -86,13 +87,15 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   // timeout (5 s in common's listen) so we never write to a socket they closed. The relay keeps its
   // own deadline up to the answer's headers (UPSTREAM_TIMEOUT_MS); a body that then stalls for as
   // long is cut.
-  const agent = new UndiciAgent({
+  // In the all-in-one undici is loaded only if a request needs a socket (LazyAgent); the separate gateway
+  // loads it at start, as every relayed request uses it.
+  const agent = new LazyAgent({
     keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: config.upstreamTimeoutMs,
   });
   lifecycle.add('upstream agent', () => agent.destroy());
   const dispatcher: Dispatcher = overrides.localUpstreams
-    ? new InProcessDispatcher(overrides.localUpstreams, agent, config.upstreamTimeoutMs) as unknown as Dispatcher
-    : agent;
+    ? new InProcessDispatcher(overrides.localUpstreams, agent as unknown as Dispatcher, config.upstreamTimeoutMs) as unknown as Dispatcher
+    : agent.load();
 
   const proxyLogger = logger.child('gateway/proxy');
   const upstreams: Record<UpstreamName, string> = { notes: config.notesUrl, stats: config.statsUrl, mailer: config.mailerUrl };
@@ -110,13 +113,14 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   const proxies = perUpstream((name) => createUpstreamProxy(relayOptions(name)));
   // Files (DECISIONS 14) on connections of their own: no deadline and no body timeout but the relay's
   // idle timer, so a large file on a slow link moves as long as it moves.
-  const filesAgent = new UndiciAgent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: 0 });
+  const filesAgent = new LazyAgent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: 0 });
+  if (!overrides.localUpstreams) filesAgent.load();
   lifecycle.add('files agent', () => filesAgent.destroy());
   const fileBytes = redis
     ? FileBytesLimiter.redis(redis, config.fileBytesPerHour, config.rateLimitKeyPrefix)
     : FileBytesLimiter.memory(config.fileBytesPerHour, config.rateLimitKeyPrefix);
   const files = createFilesRelay({
-    target: config.notesUrl, dispatcher: filesAgent, idleTimeoutMs: config.fileIdleTimeoutMs, bytes: fileBytes,
+    target: config.notesUrl, dispatcher: filesAgent as unknown as Dispatcher, idleTimeoutMs: config.fileIdleTimeoutMs, bytes: fileBytes,
     limiterKey: config.limiterKey, logger: proxyLogger,
     onUpstreamError: (upstream, code) => gatewayMetrics.upstreamErrors.inc({ upstream, code }),
     onRateLimited: () => gatewayMetrics.rateLimited.inc({ action: 'file_bytes' }),
