@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Express, RequestHandler } from 'express';
-import { Agent as UndiciAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { createAdminApp, createLogger, createRegistry, Lifecycle, PUBLIC_LISTEN, listen, type Logger, type Registry } from '@vanish/common';
 import { FileBytesLimiter } from './adapters/limiter/file-bytes-limiter';
 import { MemoryRateLimiter } from './adapters/limiter/memory-rate-limiter';
@@ -18,6 +18,7 @@ import type { UpstreamName } from './http/route-table';
 import { createSharedUpstreamRead } from './http/shared-upstream-read';
 import { createUpstreamProxy } from './http/upstream-proxy';
 import { InProcessDispatcher, type LocalUpstreams } from './http/in-process-dispatcher';
+import { LazyAgent } from './http/lazy-agent';
 import { CertificateReloader, parseCertificatePair, type SecureContextTarget } from './tls/certificate-reloader';
 import { tlsProfileOptions } from './tls/tls-profile';
 
@@ -86,13 +87,15 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   // timeout (5 s in common's listen) so we never write to a socket they closed. The relay keeps its
   // own deadline up to the answer's headers (UPSTREAM_TIMEOUT_MS); a body that then stalls for as
   // long is cut.
-  const agent = new UndiciAgent({
+  // In the all-in-one undici is loaded only if a request needs a socket (LazyAgent); the separate gateway
+  // loads it at start, as every relayed request uses it.
+  const agent = new LazyAgent({
     keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: config.upstreamTimeoutMs,
   });
   lifecycle.add('upstream agent', () => agent.destroy());
   const dispatcher: Dispatcher = overrides.localUpstreams
-    ? new InProcessDispatcher(overrides.localUpstreams, agent, config.upstreamTimeoutMs) as unknown as Dispatcher
-    : agent;
+    ? new InProcessDispatcher(overrides.localUpstreams, agent as unknown as Dispatcher, config.upstreamTimeoutMs) as unknown as Dispatcher
+    : agent.load();
 
   const proxyLogger = logger.child('gateway/proxy');
   const upstreams: Record<UpstreamName, string> = { notes: config.notesUrl, stats: config.statsUrl, mailer: config.mailerUrl };
@@ -112,11 +115,11 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   // idle timer, so a large file on a slow link moves as long as it moves. In the all-in-one they are
   // handed to notes' app in process like every other request (no body timeout there either): no
   // loopback socket, no second and third HTTP parse, no two socket copies of every byte.
-  const filesAgent = new UndiciAgent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: 0 });
+  const filesAgent = new LazyAgent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: 0 });
   lifecycle.add('files agent', () => filesAgent.destroy());
   const filesDispatcher: Dispatcher = overrides.localUpstreams
-    ? new InProcessDispatcher(overrides.localUpstreams, filesAgent, 0) as unknown as Dispatcher
-    : filesAgent;
+    ? new InProcessDispatcher(overrides.localUpstreams, filesAgent as unknown as Dispatcher, 0) as unknown as Dispatcher
+    : filesAgent.load();
   const fileBytes = redis
     ? FileBytesLimiter.redis(redis, config.fileBytesPerHour, config.rateLimitKeyPrefix)
     : FileBytesLimiter.memory(config.fileBytesPerHour, config.rateLimitKeyPrefix);

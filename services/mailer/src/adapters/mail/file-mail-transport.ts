@@ -1,6 +1,6 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type StreamTransport from 'nodemailer/lib/stream-transport';
 import { maskEmail, type Logger } from '@vanish/common';
 import type { MailTransport, OutgoingEmail } from '../../domain/mail-transport';
@@ -11,13 +11,16 @@ import type { MailTransport, OutgoingEmail } from '../../domain/mail-transport';
  */
 export class FileMailTransport implements MailTransport {
   readonly kind = 'file' as const;
-  private readonly composer: Transporter<StreamTransport.SentMessageInfo>;
+  /**
+   * Built with the first e-mail: nodemailer (33 modules, about 0.7 MB of heap) is loaded only by a process
+   * that writes one (docs/performance.md, issue 35, "What the heap holds").
+   */
+  private composer: Transporter<StreamTransport.SentMessageInfo> | undefined;
 
-  constructor(private readonly options: { directory: string; logger: Logger }) {
-    this.composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
-  }
+  constructor(private readonly options: { directory: string; logger: Logger }) {}
 
   async send(email: OutgoingEmail): Promise<void> {
+    this.composer ??= (require('nodemailer') as typeof import('nodemailer')).createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
     const info = await this.composer.sendMail({
       messageId: email.messageId,
       from: email.from,

@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import { smtpTlsMode, smtpTlsOptions } from './smtp-tls';
 import { MailDeliveryError, scrubAddresses, type MailTransport, type OutgoingEmail } from '../../domain/mail-transport';
@@ -31,6 +31,9 @@ export class SmtpMailTransport implements MailTransport {
   private readonly transporter: Transporter<SMTPPool.SentMessageInfo>;
 
   constructor(options: SmtpMailTransportOptions) {
+    // Required here, not at the top: a process that sends no SMTP (the all-in-one writes .eml files) does
+    // not load nodemailer at all (docs/performance.md, issue 35, "What the heap holds").
+    const nodemailer = require('nodemailer') as typeof import('nodemailer');
     this.transporter = nodemailer.createTransport(smtpOptions(options));
   }
 
