@@ -23,6 +23,10 @@ export function configureKnex(databaseUrl: string, options: Partial<ConfigureKne
  * (the query builder hides this; raw statements do not).
  */
 export function rowsOfRawSelect<Row>(knex: Knex, result: unknown): Row[] {
-  const client = (knex.client as { config?: { client?: unknown } }).config?.client;
-  return (client === 'mysql2' ? (result as [Row[], unknown])[0] : result) as Row[];
+  return (isMysql(knex) ? (result as [Row[], unknown])[0] : result) as Row[];
+}
+
+/** MySQL or MariaDB (mysql2), as opposed to SQLite: raw SQL and raw results differ between the two. */
+export function isMysql(knex: Knex): boolean {
+  return (knex.client as { config?: { client?: unknown } }).config?.client === 'mysql2';
 }

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { CounterDelta, Counters, CurrentState, HeartbeatRecord, PruneLimits, StatsStore } from '../../domain/stats-store';
 import { bucketRanges } from './bucket-ranges';
 import { retryingTransaction, runStatements, type Statement } from '@vanish/database';
-import { isDatabaseUnavailable, rowsOfRawSelect } from './configure-knex';
+import { isDatabaseUnavailable, isMysql, rowsOfRawSelect } from './configure-knex';
 
 const COUNTER_NAMES: Record<keyof Counters, string> = {
   created: 'notes_created',
@@ -62,8 +62,7 @@ export class KnexStatsStore implements StatsStore {
 
   constructor(private readonly knex: Knex) {
     this.currentSql = this.currentQuery(0, 0, 0).toSQL().sql;
-    const client = (knex.client as { config?: { client?: unknown } }).config?.client;
-    this.insertIgnore = client === 'mysql2' || client === 'mysql' ? 'insert ignore' : 'insert or ignore';
+    this.insertIgnore = isMysql(knex) ? 'insert ignore' : 'insert or ignore';
   }
 
   async applyOnce(eventIdDigest: string, delta: CounterDelta, seenAt: number): Promise<boolean> {
