@@ -49,6 +49,21 @@ describe('DependencyState', () => {
     expect(log.above('info').map((line) => line.level)).toEqual(['error', 'info']);
   });
 
+  it('when only its driver sees it unreachable, then the outage opens with the driver\'s detail and nothing is counted as failed work', () => {
+    const { state, log, advance } = fixture();
+    state.seenUnreachable({ task: 'connect', err: 'connect ECONNREFUSED 127.0.0.1:3306' });
+    advance(6_000);
+    state.seenUnreachable({ task: 'connect', err: 'connect ECONNREFUSED 127.0.0.1:3306' });
+    state.failed({ requestId: 'r1' });
+    advance(1_000);
+    state.answered();
+    expect(log.above('info')).toEqual([
+      expect.objectContaining({ level: 'error', msg: 'database unreachable', fields: expect.objectContaining({ task: 'connect', failed: 0 }) }),
+      expect.objectContaining({ level: 'warn', msg: 'database still unreachable: 1 requests failed in the last 6 s' }),
+      expect.objectContaining({ level: 'info', msg: 'database reachable again', fields: expect.objectContaining({ failed: 1, downForMs: 7_000 }) }),
+    ]);
+  });
+
   it('when the dependency flaps with every other request, then at most an error and an info line per interval', () => {
     const { state, log, advance } = fixture();
     for (let ms = 0; ms < 20_000; ms += 10) {

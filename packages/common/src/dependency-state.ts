@@ -88,14 +88,7 @@ export class DependencyState {
     this.options.onFailure?.(dependency);
     this.logger.debug(`${dependency} unreachable: this one failed`, { dependency, ...fields });
     if (this.downSince === undefined) {
-      this.downSince = now;
-      this.lastSummaryAt = now;
-      this.failedInOutage = 1;
-      this.failedSinceSummary = 0;
-      this.announced = false;
-      const settleMs = this.options.settleMs ?? 6 * this.summaryEveryMs;
-      const flapping = this.lastBackLineAt !== undefined && now - this.lastBackLineAt < settleMs;
-      if (!flapping) this.announce(fields);
+      this.open(now, fields, 1);
       return;
     }
     this.failedInOutage += 1;
@@ -103,6 +96,19 @@ export class DependencyState {
     if (now - this.lastSummaryAt < this.summaryEveryMs) return;
     if (this.announced) this.summarise(now);
     else this.announce(fields);
+  }
+
+  /**
+   * The dependency was seen unreachable where no piece of work failed of it: a driver's own attempt
+   * to connect, which the work waiting on that connection reports as its own failure. Opens the
+   * outage (its first line can then say what the driver saw) but counts nothing, so each failed
+   * request is counted once in the summaries and in `<prefix>_dependency_failures_total`.
+   */
+  seenUnreachable(detail: FailureDetail = {}): void {
+    const { dependency } = this.options;
+    const fields = describeDetail(detail);
+    this.logger.debug(`${dependency} unreachable: seen by its driver`, { dependency, ...fields });
+    if (this.downSince === undefined) this.open(this.now(), fields, 0);
   }
 
   /** The dependency answered: ends an outage, if one was under way. */
@@ -124,6 +130,17 @@ export class DependencyState {
     this.announced = false;
     this.failedInOutage = 0;
     this.failedSinceSummary = 0;
+  }
+
+  private open(now: number, fields: Record<string, unknown>, failed: number): void {
+    this.downSince = now;
+    this.lastSummaryAt = now;
+    this.failedInOutage = failed;
+    this.failedSinceSummary = 0;
+    this.announced = false;
+    const settleMs = this.options.settleMs ?? 6 * this.summaryEveryMs;
+    const flapping = this.lastBackLineAt !== undefined && now - this.lastBackLineAt < settleMs;
+    if (!flapping) this.announce(fields);
   }
 
   private announce(fields: Record<string, unknown>): void {

@@ -58,9 +58,10 @@ export function knexLog(logger: Logger, outage?: DependencyState): Knex.Config['
   return {
     warn: (message: unknown) => {
       const detail = text(message);
-      // knex's line for a connection it could not make carries the stack: the first line says it.
+      // knex's line for a connection it could not make carries the stack: the first line says it. The
+      // query that waited on the connection fails too and is counted by its caller; this is not a second failure.
       if (outage && detail.startsWith('Acquire connection error')) {
-        outage.failed({ task: 'connect', err: detail.split('\n')[0] });
+        outage.seenUnreachable({ task: 'connect', err: detail.split('\n')[0] });
         return;
       }
       if (outage?.isDown) logger.debug('database driver warning', { detail });

@@ -28,6 +28,20 @@ describe('knexLog with the database\'s DependencyState', () => {
     expect(loud[1]![2]).toMatchObject({ task: 'connect', err: 'Acquire connection error: Error: connect ECONNREFUSED 127.0.0.1:3306' });
   });
 
+  it('when a request fails on a connection knex could not make, then that request is counted once, not once more for the driver\'s attempt', () => {
+    const { logger, lines } = recording();
+    const counted: string[] = [];
+    const outage = new DependencyState({ dependency: 'database', logger, now: () => 0, onFailure: (dependency) => counted.push(dependency) });
+    const log = knexLog(logger, outage)!;
+    for (let request = 0; request < 3; request += 1) {
+      log.warn!('Acquire connection error: Error: connect ECONNREFUSED 127.0.0.1:3306');
+      outage.failed({ err: new Error('connect ECONNREFUSED 127.0.0.1:3306') });
+    }
+    outage.answered();
+    expect(counted).toEqual(['database', 'database', 'database']);
+    expect(lines.find(([, msg]) => msg === 'database reachable again')![2]).toMatchObject({ failed: 3 });
+  });
+
   it('without a state, then every driver warning is a warn line as before', () => {
     const { logger, lines } = recording();
     knexLog(logger)!.warn!('Acquire connection error: Error: connect ECONNREFUSED');
