@@ -425,11 +425,11 @@ export async function commitOnSqliteThread(knex: Knex, statements: readonly Stat
   try {
     const { __knexUid } = connection as unknown as { __knexUid?: string };
     const formatted = statements.map((statement) => ({ sql: statement.sql, bindings: client._formatBindings(statement.bindings as unknown[]) }));
+    beforeSend();
     // knex's 'query' event for each statement, as a transaction run through knex gives them (its listeners log and count statements).
     for (const statement of [{ sql: 'BEGIN IMMEDIATE', bindings: [] }, ...formatted, { sql: 'COMMIT', bindings: [] }]) {
       client.emit('query', { __knexUid, method: 'raw', sql: statement.sql, bindings: statement.bindings });
     }
-    beforeSend();
     await connection.transaction(formatted);
     client.emit('query-response', undefined, { __knexUid, method: 'raw', sql: 'COMMIT', bindings: [] }, undefined);
   } finally {
