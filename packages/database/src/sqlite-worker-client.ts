@@ -45,6 +45,27 @@ function run(handle, sql, bindings) {
   const result = statement.run(values);
   return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
 }
+// A transaction in one message (commitOnSqliteThread): BEGIN IMMEDIATE takes the write lock before anything else
+// runs, so only it can meet another connection's lock (refused, nothing started: the whole message is tried
+// again) and the statements and COMMIT after it cannot. A failure after it ends the transaction with ROLLBACK
+// (not tried again). Either way the answer says that nothing of it was kept (failed, below).
+function transact(handle, message) {
+  run(handle, 'BEGIN IMMEDIATE', []);
+  try {
+    for (const statement of message.statements) run(handle, statement.sql, statement.bindings);
+    run(handle, 'COMMIT', []);
+  } catch (err) {
+    if (handle.db.inTransaction) handle.db.exec('ROLLBACK');
+    throw Object.assign(err, { rolledBack: true });
+  }
+}
+// The answer to a message that failed. rolledBack: a transaction message left nothing (its connection is
+// outside a transaction: never begun, or rolled back); false where that is not known (a failed ROLLBACK).
+function failed(message, err) {
+  const handle = handles.get(message.handle);
+  const rolledBack = Boolean(message.transaction) && !(handle && handle.db.open && handle.db.inTransaction);
+  return { id: message.id, ok: false, error: { message: err && err.message, code: err && err.code, name: err && err.name, rolledBack } };
+}
 // A statement that finds the database locked by another connection (notes' relay has its own on the same
 // file) is tried again a moment later instead of waiting in SQLite's busy handler: that would hold this
 // thread, and with it the statement that is to release the lock (the other connection's COMMIT), until the
@@ -77,7 +98,10 @@ function execute(message, startedAt) {
         run(handle, 'BEGIN;', []);
         message.begin = false;
       }
-      if (message.statements) {
+      if (message.transaction) {
+        transact(handle, message);
+        parentPort.postMessage({ id, ok: true });
+      } else if (message.statements) {
         const results = message.results ?? (message.results = []);
         while (results.length < message.statements.length) {
           const next = message.statements[results.length];
@@ -91,14 +115,14 @@ function execute(message, startedAt) {
         parentPort.postMessage(result);
       }
     } catch (err) {
-      if (err && err.code === 'SQLITE_BUSY' && Date.now() - startedAt < handle.busyTimeoutMs) {
+      if (err && err.code === 'SQLITE_BUSY' && !err.rolledBack && Date.now() - startedAt < handle.busyTimeoutMs) {
         setTimeout(execute, 2, message, startedAt);
         return;
       }
       throw err;
     }
   } catch (err) {
-    parentPort.postMessage({ id, ok: false, error: { message: err && err.message, code: err && err.code, name: err && err.name } });
+    parentPort.postMessage(failed(message, err));
   }
 }
 parentPort.on('message', (message) => execute(message, Date.now()));
@@ -116,7 +140,7 @@ interface Answer extends StatementResult {
   ok: boolean;
   /** A message of several statements: what each gave, in order. */
   results?: StatementResult[];
-  error?: { message: string; code?: string; name?: string };
+  error?: { message: string; code?: string; name?: string; rolledBack?: boolean };
 }
 
 /** A statement in plain SQL with `?` placeholders (no knex `??` identifiers) and its values. */
@@ -127,7 +151,11 @@ export interface Statement {
 
 /** The error better-sqlite3 threw in the worker, rebuilt here with its name, message and code (SQLITE_BUSY...). */
 export class SqliteWorkerError extends Error {
-  constructor(message: string, readonly code: string | undefined, name: string | undefined) {
+  /**
+   * @param rolledBack a transaction sent in one message (commitOnSqliteThread) failed and was rolled back:
+   * nothing of it was kept (where the thread itself failed, that is not known).
+   */
+  constructor(message: string, readonly code: string | undefined, name: string | undefined, readonly rolledBack = false) {
     super(message);
     if (name) this.name = name;
   }
@@ -169,7 +197,7 @@ class SqliteThread {
       if (!waiting) return;
       this.pending.delete(answer.id);
       if (answer.ok) waiting.resolve(answer);
-      else waiting.reject(new SqliteWorkerError(answer.error?.message ?? 'SQLite failed', answer.error?.code, answer.error?.name));
+      else waiting.reject(new SqliteWorkerError(answer.error?.message ?? 'SQLite failed', answer.error?.code, answer.error?.name, answer.error?.rolledBack === true));
     });
     const gone = (err: Error): void => {
       this.failed ??= err;
@@ -248,6 +276,18 @@ export class SqliteWorkerConnection {
     if (statements.length === 0) return [];
     const answer = await this.thread.send({ handle: this.handle, statements, ...this.takeBegin() });
     return answer.results ?? [];
+  }
+
+  /**
+   * Runs statements as one transaction in one message: BEGIN IMMEDIATE, the statements in order, COMMIT
+   * (answered once SQLite has made it durable). A failure rejects with a SqliteWorkerError whose
+   * `rolledBack` is true when the transaction was rolled back (all but a failure of the thread itself).
+   * Outside a transaction of knex's only (the connection's own BEGIN not pending).
+   */
+  async transaction(statements: readonly Statement[]): Promise<void> {
+    if (this.closed) throw this.closed;
+    if (this.beginPending) throw new Error('a transaction is already open on this SQLite connection');
+    await this.thread.send({ handle: this.handle, statements, transaction: true });
   }
 
   private takeBegin(): { begin?: true } {
@@ -361,6 +401,45 @@ export async function runStatements(db: Knex | Knex.Transaction, statements: rea
   } finally {
     await client.releaseConnection(connection);
   }
+}
+
+/**
+ * A transaction of plain statements whose results are not needed (the creation batch), on SQLite through
+ * its worker thread: BEGIN IMMEDIATE, the statements and COMMIT go to the worker in one message, where
+ * knex's transaction sends BEGIN with the first statements and COMMIT in a second message after their
+ * answer. One round trip between the threads, and the file's write lock is held only while the worker runs
+ * the message, not across a round trip through this thread (another connection to the file, notes' relay,
+ * no longer meets it and waits). `beforeSend` runs on this thread just before the message goes (with no
+ * await in between): from then on the COMMIT counts as sent. Durability as knex's COMMIT: answered once
+ * SQLite has synced it. A failure rejects with the statement's error; `isRolledBack` tells whether nothing
+ * was kept for sure. Only for `knex` itself (not a transaction of it) on SqliteWorkerClient.
+ */
+export async function commitOnSqliteThread(knex: Knex, statements: readonly Statement[], beforeSend: () => void = () => undefined): Promise<void> {
+  if (!runsOnSqliteThread(knex)) throw new Error('commitOnSqliteThread needs a knex on SQLite through its worker thread');
+  const client = knex.client as unknown as SqliteWorkerClient & BetterSqliteClient & {
+    emit(event: 'query' | 'query-response', ...args: unknown[]): void;
+    acquireConnection(): Promise<SqliteWorkerConnection>;
+    releaseConnection(connection: SqliteWorkerConnection): Promise<void>;
+  };
+  const connection = await client.acquireConnection();
+  try {
+    const { __knexUid } = connection as unknown as { __knexUid?: string };
+    const formatted = statements.map((statement) => ({ sql: statement.sql, bindings: client._formatBindings(statement.bindings as unknown[]) }));
+    beforeSend();
+    // knex's 'query' event for each statement, as a transaction run through knex gives them (its listeners log and count statements).
+    for (const statement of [{ sql: 'BEGIN IMMEDIATE', bindings: [] }, ...formatted, { sql: 'COMMIT', bindings: [] }]) {
+      client.emit('query', { __knexUid, method: 'raw', sql: statement.sql, bindings: statement.bindings });
+    }
+    await connection.transaction(formatted);
+    client.emit('query-response', undefined, { __knexUid, method: 'raw', sql: 'COMMIT', bindings: [] }, undefined);
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
+/** Whether a failure of commitOnSqliteThread left nothing of its transaction (rolled back, for sure). */
+export function isRolledBack(err: unknown): boolean {
+  return err instanceof SqliteWorkerError && err.rolledBack;
 }
 
 /** Whether `db` (knex, or a transaction of it) runs on SQLite through its worker thread (SqliteWorkerClient). */

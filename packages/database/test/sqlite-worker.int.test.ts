@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type { Knex } from 'knex';
 import { silentLogger } from '@vanish/common';
-import { configureKnex, isDatabaseUnavailable, runStatements, runsOnSqliteThread, SqliteWorkerConnection } from '../src';
+import { commitOnSqliteThread, configureKnex, isDatabaseUnavailable, isRolledBack, runStatements, runsOnSqliteThread, SqliteWorkerConnection } from '../src';
 
 describe('SQLite through its worker thread (configureKnex with sqlite:)', () => {
   let dir: string;
@@ -102,6 +102,61 @@ describe('SQLite through its worker thread (configureKnex with sqlite:)', () => 
       ]);
     })).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_UNIQUE' });
     expect(await knex('things').whereIn('name', ['never-kept', 'never-run']).select('name')).toEqual([]);
+  });
+
+  it('when statements are committed in one message, then all are kept, and a refused one rolls back all of them and says so', async () => {
+    const queries: string[] = [];
+    const onQuery = (query: { sql: string }): void => { queries.push(query.sql); };
+    knex.on('query', onQuery);
+    const order: string[] = [];
+    try {
+      await commitOnSqliteThread(knex, [
+        { sql: 'insert into `things` (`name`, `blob`) values (?, ?)', bindings: ['one-message-1', Buffer.from([9, 8])] },
+        { sql: 'insert into `things` (`name`) values (?)', bindings: ['one-message-2'] },
+      ], () => order.push('before send'));
+      order.push('committed');
+    } finally {
+      knex.off('query', onQuery);
+    }
+    expect(order).toEqual(['before send', 'committed']);
+    expect(queries).toEqual(['BEGIN IMMEDIATE', 'insert into `things` (`name`, `blob`) values (?, ?)', 'insert into `things` (`name`) values (?)', 'COMMIT']);
+    const kept = await knex('things').whereIn('name', ['one-message-1', 'one-message-2']).orderBy('name');
+    expect(kept.map((row: { name: string }) => row.name)).toEqual(['one-message-1', 'one-message-2']);
+    expect([...(kept[0].blob as Buffer)]).toEqual([9, 8]);
+
+    const refused = await commitOnSqliteThread(knex, [
+      { sql: 'insert into `things` (`name`) values (?)', bindings: ['one-message-never'] },
+      { sql: 'insert into `things` (`name`) values (?)', bindings: ['one-message-1'] },
+    ]).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ code: 'SQLITE_CONSTRAINT_UNIQUE' });
+    expect(isRolledBack(refused)).toBe(true);
+    expect(await knex('things').where({ name: 'one-message-never' }).first()).toBeUndefined();
+    // The connection is outside a transaction again: the next one commits.
+    await commitOnSqliteThread(knex, [{ sql: 'insert into `things` (`name`) values (?)', bindings: ['one-message-after'] }]);
+    expect(await knex('things').where({ name: 'one-message-after' }).first()).toBeDefined();
+  });
+
+  it('when a transaction in one message meets another connection\'s write, then it waits for that commit, and one refused before sending sends nothing', async () => {
+    const other = configureKnex(`sqlite:${join(dir, 'test.db')}`, { logger: silentLogger });
+    try {
+      let committed: Promise<void> | undefined;
+      await other.transaction(async (trx) => {
+        await trx('things').insert({ name: 'other-first' });
+        committed = commitOnSqliteThread(knex, [{ sql: 'insert into `things` (`name`) values (?)', bindings: ['one-message-waited'] }]);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await trx('things').insert({ name: 'other-second' });
+      });
+      await committed;
+      expect((await knex('things').whereIn('name', ['other-first', 'other-second', 'one-message-waited']).select('name')).map((row: { name: string }) => row.name).sort())
+        .toEqual(['one-message-waited', 'other-first', 'other-second']);
+    } finally {
+      await other.destroy();
+    }
+    const refusal = new Error('abandoned');
+    await expect(commitOnSqliteThread(knex, [{ sql: 'insert into `things` (`name`) values (?)', bindings: ['never-sent'] }], () => { throw refusal; }))
+      .rejects.toBe(refusal);
+    expect(isRolledBack(refusal)).toBe(false);
+    expect(await knex('things').where({ name: 'never-sent' }).first()).toBeUndefined();
   });
 
   it('when a transaction starts, then its BEGIN goes with its first statement, and transactions one after another each keep their own rows', async () => {

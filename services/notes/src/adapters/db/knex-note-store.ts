@@ -6,7 +6,7 @@ import type { DueRelease, ExpiredNote, NoteRecord, NoteState, NoteStore, NoteTim
 import type { IssuedDownload, NoteFile } from '../../files/ports';
 import { receiptEventRow, receiptRowOf, type ReceiptRow } from './knex-receipt-store';
 import { PlainInsert } from './plain-insert';
-import { runStatements, type Statement } from '@vanish/database';
+import { commitOnSqliteThread, isRolledBack, runStatements, runsOnSqliteThread, type Statement } from '@vanish/database';
 import { committedRows, connectionOf, endConnection, type ServerConnection } from './commit-outcome';
 import {
   DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS, DEFAULT_OPERATION_TIMEOUT_MS, translateDatabaseError, withDatabase, type KnexStoreOptions,
@@ -174,8 +174,11 @@ export class KnexNoteStore implements NoteStore {
   private readonly commitOutcomeTimeoutMs: number;
   private readonly creations: GroupCommit<NewNote>;
   private readonly activeReads: GroupCommit<ActiveLookup, NoteRecord | null>;
+  /** SQLite: a creation batch is one message to the database thread (commitOnSqliteThread). */
+  private readonly commitsInOneMessage: boolean;
 
   constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexStoreOptions = {}) {
+    this.commitsInOneMessage = runsOnSqliteThread(knex);
     this.timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
     this.commitOutcomeTimeoutMs = options.commitOutcomeTimeoutMs ?? DEFAULT_COMMIT_OUTCOME_TIMEOUT_MS;
     this.creations = new GroupCommit((batch) => this.commitCreations(batch), GROUP_COMMIT_OPTIONS);
@@ -223,16 +226,24 @@ export class KnexNoteStore implements NoteStore {
           outcomeTimer = setTimeout(() => resolve('late'), this.commitOutcomeTimeoutMs);
         };
       });
-      const transaction = this.knex.transaction(async (trx) => {
-        connection = await connectionOf(this.knex, trx);
-        const tx = new KnexNoteTransaction(trx, this.clock);
-        await tx.insertAllAndEnqueue(entries.map((entry) => entry.note), entries.flatMap((entry) => entry.messages));
-        // Decided with no await before knex sends COMMIT, so no deadline can pass in between.
+      // Decided with no await before the COMMIT is sent, so no deadline can pass in between.
+      const sendCommit = (): void => {
         if (entries.some((entry) => entry.state === 'abandoned')) throw new AbandonedCreation();
         for (const entry of entries) entry.state = 'committing';
         commitSent = true;
         startOutcomeClock();
-      });
+      };
+      const notes = entries.map((entry) => entry.note);
+      const messages = entries.flatMap((entry) => entry.messages);
+      const transaction = this.commitsInOneMessage
+        // SQLite: the batch's BEGIN, INSERTs and COMMIT in one message to the database thread (the COMMIT is sent with them).
+        ? commitOnSqliteThread(this.knex, creationStatements(notes, messages, this.clock), sendCommit)
+        : this.knex.transaction(async (trx) => {
+          connection = await connectionOf(this.knex, trx);
+          const tx = new KnexNoteTransaction(trx, this.clock);
+          await tx.insertAllAndEnqueue(notes, messages);
+          sendCommit();
+        });
       // A transaction stuck before its COMMIT (a dead connection) must not hold up the creations
       // after it: once every caller has been answered 503, the next batch goes (on another
       // connection), and this one rolls back if it ever resumes.
@@ -242,6 +253,12 @@ export class KnexNoteStore implements NoteStore {
         if (outcome === 'abandoned') transaction.catch(() => undefined);
         if (outcome !== 'late') return;
       } catch (err) {
+        if (commitSent && isRolledBack(err)) {
+          // Sent with its COMMIT in one message (SQLite) and rolled back there (a refused INSERT): nothing was
+          // kept, as when a statement fails before the COMMIT is sent, and it is handled as such.
+          for (const entry of entries) entry.state = 'waiting';
+          commitSent = false;
+        }
         // A database that refuses connections answers 503 at once (isConnectRefused): no pause, no retry.
         const again = attempt < TRANSACTION_ATTEMPTS && isSafeToRetryTransaction(err, commitSent) && !isConnectRefused(err);
         if (!commitSent) {
@@ -384,37 +401,12 @@ class KnexNoteTransaction implements NoteTransaction {
 
   /** One multi-row INSERT. */
   async insertAll(notes: readonly NoteRecord[]): Promise<void> {
-    await runStatements(this.trx, this.insertStatements(notes));
+    await runStatements(this.trx, insertStatements(notes));
   }
 
-  /**
-   * A creation batch's rows, the notes and their outbox messages, in one runStatements: on SQLite one
-   * message to the database thread instead of one per INSERT.
-   */
+  /** A creation batch's rows, the notes and their outbox messages, in one runStatements (MySQL: one after another). */
   async insertAllAndEnqueue(notes: readonly NoteRecord[], messages: readonly OutgoingMessage[]): Promise<void> {
-    const statements = this.insertStatements(notes);
-    const outbox = this.enqueueStatement(messages);
-    if (outbox) statements.push(outbox);
-    await runStatements(this.trx, statements);
-  }
-
-  private insertStatements(notes: readonly NoteRecord[]): Statement[] {
-    const statements = [
-      INSERT_NOTES.statement(notes.map(toRow)),
-      INSERT_RECEIPTS.statement(notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf)),
-      INSERT_NOTE_FILES.statement(notes.flatMap((note) => (note.files ?? []).map((file) => ({
-        object_name: file.objectName,
-        note_lookup: note.lookup,
-        note_ref: note.noteRef,
-        position: file.position,
-        upload_key: file.uploadKey,
-        size: file.size,
-        state: 'uploading',
-        created_at: note.createdAt.getTime(),
-        hold_until: 0,
-      })))),
-    ];
-    return statements.filter((statement): statement is Statement => statement !== null);
+    await runStatements(this.trx, creationStatements(notes, messages, this.clock));
   }
 
   async filesOf(lookup: string): Promise<NoteFile[]> {
@@ -541,14 +533,43 @@ class KnexNoteTransaction implements NoteTransaction {
   }
 
   async enqueue(messages: readonly OutgoingMessage[]): Promise<void> {
-    const statement = this.enqueueStatement(messages);
+    const statement = enqueueStatement(messages, this.clock);
     if (statement) await runStatements(this.trx, [statement]);
   }
+}
 
-  private enqueueStatement(messages: readonly OutgoingMessage[]): Statement | null {
-    const createdAt = this.clock.now().getTime();
-    return INSERT_OUTBOX.statement(messages.map((m) => ({ id: m.id, routing_key: m.routingKey, body: m.body, created_at: createdAt })));
-  }
+/** The INSERTs of new notes: their rows, their receipts, their files. */
+function insertStatements(notes: readonly NoteRecord[]): Statement[] {
+  const statements = [
+    INSERT_NOTES.statement(notes.map(toRow)),
+    INSERT_RECEIPTS.statement(notes.filter((note) => note.receiptKey !== undefined).map(receiptRowOf)),
+    INSERT_NOTE_FILES.statement(notes.flatMap((note) => (note.files ?? []).map((file) => ({
+      object_name: file.objectName,
+      note_lookup: note.lookup,
+      note_ref: note.noteRef,
+      position: file.position,
+      upload_key: file.uploadKey,
+      size: file.size,
+      state: 'uploading',
+      created_at: note.createdAt.getTime(),
+      hold_until: 0,
+    })))),
+  ];
+  return statements.filter((statement): statement is Statement => statement !== null);
+}
+
+/** The outbox rows of these messages (null for none). */
+function enqueueStatement(messages: readonly OutgoingMessage[], clock: Clock): Statement | null {
+  const createdAt = clock.now().getTime();
+  return INSERT_OUTBOX.statement(messages.map((m) => ({ id: m.id, routing_key: m.routingKey, body: m.body, created_at: createdAt })));
+}
+
+/** A creation batch's statements: the notes' INSERTs, then their outbox messages'. */
+function creationStatements(notes: readonly NoteRecord[], messages: readonly OutgoingMessage[], clock: Clock): Statement[] {
+  const statements = insertStatements(notes);
+  const outbox = enqueueStatement(messages, clock);
+  if (outbox) statements.push(outbox);
+  return statements;
 }
 
 function toRow(note: NoteRecord): NoteRow {
