@@ -313,17 +313,17 @@ export function wrkScript(options: Pick<LoadOptions, 'method' | 'body' | 'header
 }
 
 /**
- * One run of Debian's wrk (`-t2 --latency`, a Lua script for the method, body, headers and path
+ * One run of Debian's wrk (`-t2 --latency` unless told other threads, a Lua script for the method, body, headers and path
  * rotation) with the same options as an autocannon run, so that each scenario is measured by both
  * clients. Non-2xx answers and socket errors count as errors. wrk's own CPU per request is read from
  * this process's waited-for children. Undefined when wrk is not installed.
  */
-export function runWrk(options: LoadOptions, scriptDir: string): LoadResult | undefined {
+export function runWrk(options: LoadOptions, scriptDir: string, threads = 2): LoadResult | undefined {
   if (!wrkInstalled()) return undefined;
   const script = join(scriptDir, `wrk-${randomSuffix()}.lua`);
   writeFileSync(script, wrkScript(options));
   const cpuBefore = childrenCpuSeconds();
-  const run = spawnSync('wrk', ['-t2', `-c${options.connections}`, `-d${options.durationSeconds}s`, '--latency', '-s', script, options.url], { encoding: 'utf8' });
+  const run = spawnSync('wrk', [`-t${threads}`, `-c${options.connections}`, `-d${options.durationSeconds}s`, '--latency', '-s', script, options.url], { encoding: 'utf8' });
   const cpu = childrenCpuSeconds() - cpuBefore;
   rmSync(script, { force: true });
   const raw = `${run.stdout}${run.stderr}`;
