@@ -7,6 +7,8 @@
 # Usage: services/gateway/bench/hop-ab.sh ROUNDS 'name|worktree|ENV=value ...' ...
 #   e.g. hop-ab.sh 4 "A|/path/to/main|X=1" "B|$PWD|X=1" "Bmem|$PWD|-u REDIS_URL"   (the ENV part goes to env(1))
 #   DUR=8 WARM=2 CONN=50 FLOOR=1 RATE=500 (autocannon -R) PROF=dir (--cpu-prof per variant) HOP_PATH=/api/...
+#   TOGETHER=1 (with RATE): every variant loaded at the same time, each by its own autocannon at RATE, so that
+#   all see the same machine load (each round then gives one figure per variant, measured side by side)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/vanish-hop-ab-XXXX")
@@ -82,8 +84,26 @@ measure() { # name
   echo "$1 round=$r load=$l0 rps=$((n/DUR)) us=$us user=$uu non2xx=${bad:-0}"
   echo "$1 $us" >> "$LOGS/results"
 }
+measure_together() { # every variant at once, each by its own autocannon at RATE: the machine's load is the same for all
+  local name; declare -A c0 out
+  local acs=()
+  for name in "${names[@]}"; do $AC -c $CONN -R $RATE -d $WARM "http://127.0.0.1:${VPORT[$name]}$P" >/dev/null 2>&1 & acs+=($!); done; wait "${acs[@]}"
+  local l0; l0=$(cut -d' ' -f1 /proc/loadavg)
+  for name in "${names[@]}"; do c0[$name]=$(cpu ${VPID[$name]}); done
+  acs=()
+  for name in "${names[@]}"; do $AC -j -c $CONN -R $RATE -d $DUR "http://127.0.0.1:${VPORT[$name]}$P" >"$LOGS/ac-$name.json" 2>/dev/null & acs+=($!); done; wait "${acs[@]}"
+  for name in "${names[@]}"; do
+    local c1 n bad us; c1=$(cpu ${VPID[$name]})
+    n=$(node -e "const r=require('$LOGS/ac-$name.json');console.log(r.requests.total)")
+    bad=$(node -e "const r=require('$LOGS/ac-$name.json');console.log(r.non2xx+r.errors)")
+    us=$(awk -v a=${c0[$name]} -v b=$c1 -v n=$n 'BEGIN{printf "%.1f",(b-a)*10000/n}')
+    echo "$name round=$r load=$l0 rps=$((n/DUR)) us=$us non2xx=${bad:-0}"
+    echo "$name $us" >> "$LOGS/results"
+  done
+}
 n=${#names[@]}
 for r in $(seq 1 "$ROUNDS"); do
+  if [ "${TOGETHER:-0}" = 1 ]; then measure_together; continue; fi
   for k in $(seq 0 $((n-1))); do
     i=$(( (k + r - 1) % n ))
     if [ $((r % 2)) = 0 ]; then i=$(( n - 1 - i )); fi

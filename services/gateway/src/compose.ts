@@ -9,6 +9,7 @@ import { clusterClientOptions } from './adapters/limiter/redis-cluster';
 import { redisTlsOptions } from './adapters/limiter/redis-tls';
 import { isSentinelWalkWithoutSentinelError, logPrimarySwitches, sentinelClientOptions } from './adapters/limiter/redis-sentinel';
 import { guardStreamErrors, isCluster } from './adapters/limiter/redis-stream-guard';
+import { batchWritesPerTurn } from './adapters/limiter/redis-turn-batching';
 import type { GatewayConfig } from './config';
 import type { RateLimiter } from './domain/rate-limiter';
 import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
@@ -192,7 +193,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
 }
 
 /**
- * Auto-pipelining (commands of one tick share a write: fewer syscalls under load). No offline
+ * Commands of one event-loop turn share a write (batchWritesPerTurn; a Cluster: auto-pipelining). No offline
  * queue (a command while disconnected fails at once), a short command timeout (a
  * stalled Redis fails fast) and no resending after reconnects: the limiter falls back to memory
  * instead of waiting. Reconnects go on in the background, so Redis is used again when it returns.
@@ -209,7 +210,7 @@ async function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger
     // Connected below, once its streams are guarded (ioredis would open the first one in its constructor).
     lazyConnect: true,
   };
-  const common = { ...connection, enableOfflineQueue: false, enableAutoPipelining: true };
+  const common = { ...connection, enableOfflineQueue: false, enableAutoPipelining: false };
   let redis: Redis | Cluster;
   if (config.redisCluster) {
     // A master's failover (the cluster's node timeout plus an election) is answered from memory like
@@ -221,10 +222,13 @@ async function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger
     const sentinelClient = new Redis({ ...common, ...sentinelClientOptions(config.redisSentinel, config.redisTlsCa) });
     logPrimarySwitches(sentinelClient, logger);
     redis = sentinelClient;
+    batchWritesPerTurn(sentinelClient);
   } else {
     const url = config.redisUrl!;
     const tls = redisTlsOptions(url, config.redisTlsCa);
-    redis = new Redis(url, { ...(tls ? { tls } : {}), ...common });
+    const single = new Redis(url, { ...(tls ? { tls } : {}), ...common });
+    batchWritesPerTurn(single);
+    redis = single;
   }
   guardStreamErrors(redis);
   // Each distinct error is logged once per outage: a reconnect loop repeats the same one, and a second
