@@ -6,11 +6,12 @@ import { runInNewContext } from 'node:vm';
  * large transfer leaves behind are freed within a few MB instead of piling up to a full collection.
  *
  * Why: each socket read, HTTP body piece and file read of a transfer is a fresh Buffer, memory outside V8's heap.
- * A scavenge frees the dead ones, but scavenges come when the young generation fills with JavaScript objects, and a
- * transfer makes few of them per byte: with the services' semi-spaces (8 to 16 MiB) one came only every few hundred
- * MB of file. The Buffers piled up until their external memory (about 64 MB) started a full collection, and glibc
- * gave their pages back and took (and zeroed) them again: each process handling a file grew by 70 to 90 MB and spent
- * a third to a half of its CPU per GiB on that (docs/performance.md, "Files: where the CPU and the memory go").
+ * A scavenge frees the dead ones, but scavenges come when the young generation fills with JavaScript objects, and
+ * a transfer makes few of them per byte: with the services' semi-spaces (8 to 16 MiB) scavenges came too seldom,
+ * after tens of MB of file or more. The Buffers piled up until their external memory (about 64 MB) started a full
+ * collection, and glibc gave their pages back and took (and zeroed) them again: each process handling a file grew
+ * by 70 to 90 MB and spent a third to a half of its CPU per GiB on that (docs/performance.md, "Files: where the
+ * CPU and the memory go").
  * A smaller young generation for the whole process does the same for files but costs the other requests about half
  * again as much CPU; this asks for a scavenge only where file bytes move, and never when none do.
  *
