@@ -10,8 +10,10 @@
 // every process and each way: unlike MB/s they hardly move with the machine's load.
 // Env: BENCH_FILE_BYTES, BENCH_VANISH_CLI (another vanish.js, for A/B runs of the client), REDIS_URL (redis://127.0.0.1:6379), BENCH_LOG_LEVEL (warn), BENCH_TOPOLOGY (all-in-one
 // or separate: only that one), BENCH_CPU_PROF (a folder: every process writes a --cpu-prof profile there),
-// BENCH_NODE_ARGS (more node options for every process, e.g. --trace-gc), BENCH_KEEP_LOGS (keep the servers' logs); with a topology or a profile,
-// docs/performance.md is left alone.
+// BENCH_NODE_ARGS (more node options for every process, e.g. --trace-gc), BENCH_KEEP_LOGS (keep the servers' logs),
+// BENCH_BUILD_ROOT (another built checkout, e.g. main's in a second worktree: its servers and its vanish are measured,
+// the A of an A/B); with a topology, a profile or another build, docs/performance.md is left alone. Each server's
+// RSS peak is also given for the upload and the download apart.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -23,7 +25,9 @@ import { hashFile, makeRandomFile } from '@vanish/testkit/dist/random-file';
 const BYTES = Number(process.env.BENCH_FILE_BYTES ?? 2 ** 30);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
-const CLI = process.env.BENCH_VANISH_CLI ?? join(ROOT, 'packages/cli/bin/vanish.js');
+/** The checkout whose servers and client are measured: this one, or BENCH_BUILD_ROOT's (built there). */
+const BUILD_ROOT = process.env.BENCH_BUILD_ROOT ?? ROOT;
+const CLI = process.env.BENCH_VANISH_CLI ?? join(BUILD_ROOT, 'packages/cli/bin/vanish.js');
 const REPORT_RSS = join(ROOT, 'test/support/report-max-rss.js');
 const GOAL_MB_S = 200;
 const GROWTH_LIMIT_MB = 64;
@@ -32,7 +36,7 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 const PROF_ARGS = [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 
 interface Topology { name: string; base: string; children: Child[] }
-interface ProcessMemory { name: string; before: number; peak: number; after: number; cpuUp: number; cpuDown: number }
+interface ProcessMemory { name: string; before: number; peak: number; peakUp: number; peakDown: number; after: number; cpuUp: number; cpuDown: number }
 interface Row {
   topology: string; upMbS: number; downMbS: number; cliUpMb: number; cliDownMb: number; cliCpuUp: number; cliCpuDown: number;
   memory: ProcessMemory[]; identical: boolean;
@@ -66,7 +70,7 @@ async function allInOne(dir: string): Promise<Topology> {
   const ports: Record<string, string> = {};
   for (const name of names) ports[name] = String(await freePort());
   const base = `http://127.0.0.1:${ports.PORT}`;
-  const child = startNode('all-in-one', [...PROF_ARGS, join(ROOT, 'services/all-in-one/dist/main.js')], {
+  const child = startNode('all-in-one', [...PROF_ARGS, join(BUILD_ROOT, 'services/all-in-one/dist/main.js')], {
     ...ports, DATA_DIR: join(dir, 'aio'), PUBLIC_BASE_URL: base, LOG_LEVEL, FILE_MAX_BYTES: String(2 * BYTES), FILE_BYTES_PER_HOUR: String(8 * BYTES),
     RATE_LIMIT_CREATE_PER_HOUR: '100000', RATE_LIMIT_VIEW_PER_HOUR: '100000',
   }, dir);
@@ -77,12 +81,12 @@ async function allInOne(dir: string): Promise<Topology> {
 async function separate(dir: string): Promise<Topology> {
   const [gatewayPort, gatewayAdmin, notesPort, notesAdmin] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const base = `http://127.0.0.1:${gatewayPort}`;
-  const notes = startNode('notes', [...PROF_ARGS, join(ROOT, 'services/notes/dist/main.js')], {
+  const notes = startNode('notes', [...PROF_ARGS, join(BUILD_ROOT, 'services/notes/dist/main.js')], {
     PORT: String(notesPort), ADMIN_PORT: String(notesAdmin), DATA_DIR: join(dir, 'notes'), DATABASE_URL: `sqlite:${join(dir, 'notes.db')}`,
     PUBLIC_BASE_URL: base, LOG_LEVEL, FILE_MAX_BYTES: String(2 * BYTES),
   }, dir);
   await waitReady(notes, `http://127.0.0.1:${notesAdmin}/readyz`);
-  const gateway = startNode('gateway', [...PROF_ARGS, join(ROOT, 'services/gateway/dist/main.js')], {
+  const gateway = startNode('gateway', [...PROF_ARGS, join(BUILD_ROOT, 'services/gateway/dist/main.js')], {
     PORT: String(gatewayPort), ADMIN_PORT: String(gatewayAdmin), DATA_DIR: join(dir, 'gateway'), NOTES_URL: `http://127.0.0.1:${notesPort}`,
     STATS_URL: 'http://127.0.0.1:9', MAILER_URL: 'http://127.0.0.1:9', REDIS_URL, LOG_LEVEL, FILE_BYTES_PER_HOUR: String(8 * BYTES),
     RATE_LIMIT_CREATE_PER_HOUR: '100000', RATE_LIMIT_VIEW_PER_HOUR: '100000',
@@ -94,16 +98,18 @@ async function separate(dir: string): Promise<Topology> {
 async function measure(topology: Topology, file: string, digest: string, dir: string): Promise<Row> {
   const cpuOf = () => topology.children.map((child) => cpuSeconds([child.process.pid]));
   const before = topology.children.map((child) => rssMb(child.process.pid) ?? 0);
-  const stopSampling = sampleRss(topology.children);
+  const stopSamplingUp = sampleRss(topology.children);
   const cpu0 = cpuOf();
   const created = await vanish(['create', '--server', topology.base, '--attach', file], dir);
   if (created.code !== 0) throw new Error(`vanish create failed: ${created.stderr}`);
   const cpu1 = cpuOf();
+  const peaksUp = stopSamplingUp();
+  const stopSamplingDown = sampleRss(topology.children);
   const out = mkdtempSync(join(dir, 'out-'));
   const opened = await vanish(['open', '--out', out, created.stdout.trim()], dir);
   if (opened.code !== 0) throw new Error(`vanish open failed: ${opened.stderr}`);
   const cpu2 = cpuOf();
-  const peaks = stopSampling();
+  const peaksDown = stopSamplingDown();
   const written = join(out, readdirSync(out)[0]!);
   const identical = (await hashFile(written)) === digest;
   rmSync(out, { recursive: true, force: true });
@@ -119,7 +125,7 @@ async function measure(topology: Topology, file: string, digest: string, dir: st
     cliCpuUp: created.cpu / gib,
     cliCpuDown: opened.cpu / gib,
     memory: topology.children.map((child, i) => ({
-      name: child.name, before: before[i]!, peak: peaks[i]!, after: after[i]!, cpuUp: (cpu1[i]! - cpu0[i]!) / gib, cpuDown: (cpu2[i]! - cpu1[i]!) / gib,
+      name: child.name, before: before[i]!, peak: Math.max(peaksUp[i]!, peaksDown[i]!), peakUp: peaksUp[i]!, peakDown: peaksDown[i]!, after: after[i]!, cpuUp: (cpu1[i]! - cpu0[i]!) / gib, cpuDown: (cpu2[i]! - cpu1[i]!) / gib,
     })),
     identical,
   };
@@ -127,7 +133,7 @@ async function measure(topology: Topology, file: string, digest: string, dir: st
 
 async function main(): Promise<void> {
   const load = loadAverage();
-  log(`files bench: ${fmt(BYTES / 2 ** 20)} MiB up and down through the gateway; ${machine()}; load ${load}`);
+  log(`files bench: ${fmt(BYTES / 2 ** 20)} MiB up and down through the gateway; build ${BUILD_ROOT}; ${machine()}; load ${load}`);
   const dir = mkdtempSync(join(tmpdir(), 'bench-files-'));
   const children: Child[] = [];
   cleanUpOnSignal(children, [async () => rmSync(dir, { recursive: true, force: true })]);
@@ -142,7 +148,7 @@ async function main(): Promise<void> {
       try {
         const row = await measure(topology, file, digest, dir);
         rows.push(row);
-        log(`${row.topology}: up ${fmt(row.upMbS, 1)} MB/s, down ${fmt(row.downMbS, 1)} MB/s, identical ${row.identical}; ${row.memory.map((m) => `${m.name} ${fmt(m.before)} → peak ${fmt(m.peak)} → ${fmt(m.after)} MB`).join(', ')}; vanish peaks ${fmt(row.cliUpMb)} / ${fmt(row.cliDownMb)} MB; CPU s/GiB up/down: vanish ${fmt(row.cliCpuUp, 2)}/${fmt(row.cliCpuDown, 2)}, ${row.memory.map((m) => `${m.name} ${fmt(m.cpuUp, 2)}/${fmt(m.cpuDown, 2)}`).join(', ')}`);
+        log(`${row.topology}: up ${fmt(row.upMbS, 1)} MB/s, down ${fmt(row.downMbS, 1)} MB/s, identical ${row.identical}; ${row.memory.map((m) => `${m.name} ${fmt(m.before)} → peak ${fmt(m.peak)} (up ${fmt(m.peakUp)}, down ${fmt(m.peakDown)}) → ${fmt(m.after)} MB`).join(', ')}; vanish peaks ${fmt(row.cliUpMb)} / ${fmt(row.cliDownMb)} MB; CPU s/GiB up/down: vanish ${fmt(row.cliCpuUp, 2)}/${fmt(row.cliCpuDown, 2)}, ${row.memory.map((m) => `${m.name} ${fmt(m.cpuUp, 2)}/${fmt(m.cpuDown, 2)}`).join(', ')}`);
       } finally {
         for (const child of topology.children) await child.stop();
       }
@@ -175,7 +181,7 @@ async function main(): Promise<void> {
   const slow = rows.filter((row) => row.upMbS < GOAL_MB_S || row.downMbS < GOAL_MB_S).map((row) => row.topology);
   lines.push('', grew.length === 0 ? `No server process grew by more than ${GROWTH_LIMIT_MB} MB.` : `Over the memory goal: ${grew.join('; ')}.`);
   lines.push(slow.length === 0 ? `Both ways met ${GOAL_MB_S} MB/s.` : `Under ${GOAL_MB_S} MB/s here: ${slow.join('; ')} (read with the load average above: a shared machine runs below its own speed).`);
-  if (TOPOLOGY === undefined && CPU_PROF === undefined) {
+  if (TOPOLOGY === undefined && CPU_PROF === undefined && BUILD_ROOT === ROOT) {
     replaceSection(join(ROOT, 'docs', 'performance.md'), 'files', lines.join('\n'), '# Performance\n');
     log('wrote the files section of docs/performance.md');
   } else {

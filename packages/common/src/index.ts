@@ -18,3 +18,4 @@ export * from './periodic-task';
 export * from './webhooks';
 export * from './i18n';
 export * from './strict-json';
+export * from './transfer-scavenger';

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Dispatcher } from 'undici';
-import { AppError, RateLimitedError, UpstreamTimeoutError, ValidationError, type Logger } from '@vanish/common';
+import { AppError, RateLimitedError, UpstreamTimeoutError, ValidationError, transferScavenger, type Logger } from '@vanish/common';
 import type { FileBytesLimiter } from '../adapters/limiter/file-bytes-limiter';
 import { createClientKeyDeriver } from '../domain/client-key';
 import { rateLimitHeaders } from '../domain/limit-policy';
@@ -140,6 +140,7 @@ class FileRelay implements Dispatcher.DispatchHandler {
   async *requestBody(): AsyncGenerator<Buffer> {
     for await (const chunk of this.req.iterator({ destroyOnReturn: false })) {
       this.sent += (chunk as Buffer).length;
+      transferScavenger.moved((chunk as Buffer).length);
       this.touch();
       yield chunk as Buffer;
     }
@@ -180,6 +181,7 @@ class FileRelay implements Dispatcher.DispatchHandler {
       return;
     }
     this.received += chunk.length;
+    transferScavenger.moved(chunk.length);
     if (this.res.write(chunk) || this.waitingForDrain) return;
     controller.pause();
     this.waitingForDrain = true;

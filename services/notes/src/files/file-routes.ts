@@ -4,7 +4,7 @@ import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { Server as TusServer } from '@tus/server';
 import {
   DependencyUnavailableError, MethodNotAllowedError, NotFoundError, apiHeaders, errorBody, errorHandler, isUndecodablePath,
-  methodsOnly, routeName, type Logger, type Outages,
+  methodsOnly, routeName, transferScavenger, type Logger, type Outages,
 } from '@vanish/common';
 import { classifyClient } from '../receipts/client-class';
 import { ConflictError, PayloadTooLargeError, PreconditionFailedError, RangeNotSatisfiableError, UnsupportedMediaTypeError } from './errors';
@@ -275,7 +275,10 @@ export function createDownloadRoutes(deps: FileRoutesDeps): Router {
     if (!range || range.start === 0) await files.downloadStarted(download, classifyClient(req.get('user-agent')));
     const body = await files.storage.read(download.objectName, range ?? undefined);
     let sent = 0;
-    body.on('data', (chunk: Buffer) => { sent += chunk.length; });
+    body.on('data', (chunk: Buffer) => {
+      sent += chunk.length;
+      transferScavenger.moved(chunk.length); // each read is a fresh Buffer: see TransferScavenger
+    });
     try {
       await pipeline(body, res);
     } catch (err) {

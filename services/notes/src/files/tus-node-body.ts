@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ERRORS, StreamLimiter, type CancellationContext, type Server as TusServer, type Upload } from '@tus/server';
+import { transferScavenger } from '@vanish/common';
 
 /**
  * @tus/server 2 with the request's body as the Node stream it is. Its `handle(req, res)` wraps the request with
@@ -64,6 +65,8 @@ async function writeToStore(tus: TusServer, body: unknown, upload: Upload, maxBo
     if (!context.signal.aborted) proxy.destroy(error as Error);
   };
   request.on('error', onSourceError);
+  // Each body piece is a fresh Buffer (see TransferScavenger); counted once the pipe reads the request.
+  const onData = (chunk: Buffer) => transferScavenger.moved(chunk.length);
   const onAbort = () => {
     request.unpipe(proxy);
     if (!proxy.destroyed) proxy.end();
@@ -71,9 +74,10 @@ async function writeToStore(tus: TusServer, body: unknown, upload: Upload, maxBo
   context.signal.addEventListener('abort', onAbort, { once: true });
   try {
     // At run time the destination is handed the limiter itself (a Readable), as in tus.
-    const offset: number = await pipeline(request.pipe(proxy), new StreamLimiter(maxBodySize), async (limited: AsyncIterable<Buffer>) =>
+    const written: Promise<number> = pipeline(request.pipe(proxy), new StreamLimiter(maxBodySize), async (limited: AsyncIterable<Buffer>) =>
       tus.datastore.write(limited as unknown as Readable, upload.id, upload.offset));
-    return offset;
+    request.on('data', onData);
+    return await written;
   } catch (error) {
     request.unpipe(proxy);
     const isSourceError = hasSourceError && error === sourceError;
@@ -81,6 +85,7 @@ async function writeToStore(tus: TusServer, body: unknown, upload: Upload, maxBo
     throw isSourceError || isAbortError ? ERRORS.ABORTED : error;
   } finally {
     request.off('error', onSourceError);
+    request.off('data', onData);
     context.signal.removeEventListener('abort', onAbort);
   }
 }

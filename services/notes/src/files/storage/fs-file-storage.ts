@@ -24,10 +24,12 @@ class PreparedFileStore extends FileStore {}
 (PreparedFileStore.prototype as unknown as { checkOrCreateDirectory(): void }).checkOrCreateDirectory = () => undefined;
 
 /**
- * A download is read in pieces of this size (the default is 64 KiB): a sixteenth of the file-system calls and of
- * the stream steps per byte, for 1 MiB held per download at most (docs/performance.md, files).
+ * A download is read in pieces of this size (fs's default is 64 KiB: four times the file-system calls and stream
+ * steps per byte). 1 MiB pieces cost notes about 1.5 CPU s more per GiB when the reader was slow (as a distant
+ * client is), now that their Buffers are freed every few MB (TransferScavenger); 256 KiB pieces cost about what
+ * 64 KiB pieces do then, and about what 1 MiB pieces do for a fast reader (docs/performance.md, files).
  */
-const READ_BYTES = 1024 * 1024;
+const READ_BYTES = 256 * 1024;
 
 export class FsFileStorage implements FileStorage {
   readonly kind = 'fs' as const;
