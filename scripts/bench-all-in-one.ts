@@ -7,7 +7,8 @@
 // prints, per round, creates and metadata reads at 50, 10 and 1 connections: requests/s, p50/p99, CPU µs per
 // request of the one process (the only process on the path: no database server, no broker, no Redis) and RSS
 // after the round. BENCH_AIO_MAIN=<path> measures another build's main.js (the A of an A/B: a worktree of the
-// commit before), BENCH_DURATION (10), BENCH_WARMUP (3), BENCH_AIO_CONNECTIONS (50,10,1).
+// commit before), BENCH_AIO_NODE_ARGS='<flags>' starts it with other node flags than `npm start`'s (an A/B of
+// the flags; '' for none), BENCH_DURATION (10), BENCH_WARMUP (3), BENCH_AIO_CONNECTIONS (50,10,1).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +43,8 @@ export async function startAllInOne(options: { logDir: string; logLevel: string;
   const port = await freePort();
   const adminPort = await freePort();
   const main = options.main ?? join(ROOT, 'services/all-in-one/dist/main.js');
-  const child = startNode(options.name ?? 'all-in-one', [...npmStartNodeFlags(), main], {
+  const flags = process.env.BENCH_AIO_NODE_ARGS?.split(' ').filter(Boolean) ?? npmStartNodeFlags();
+  const child = startNode(options.name ?? 'all-in-one', [...flags, main], {
     DATA_DIR: dataDir, LOG_LEVEL: options.logLevel, LOG_FORMAT: 'json',
     PORT: String(port), ADMIN_PORT: String(adminPort),
     NOTES_PORT: '0', NOTES_ADMIN_PORT: '0', STATS_PORT: '0', STATS_ADMIN_PORT: '0', MAILER_PORT: '0', MAILER_ADMIN_PORT: '0', WEBHOOKS_ADMIN_PORT: '0',
