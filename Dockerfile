@@ -127,7 +127,8 @@ VOLUME /data
 USER node
 EXPOSE 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "services/all-in-one/dist/main.js"]
+# The node flags of `npm start` (package.json): the same process, the same memory settings (docs/performance.md).
+CMD ["node", "--heap-growing-percent=50", "--max-semi-space-size=8", "services/all-in-one/dist/main.js"]
 
 ############################ the image SERVICE names ############################
 FROM ${SERVICE}

@@ -5,6 +5,8 @@
 // the keys survive (the first note's metadata answers, a note made before the restart is revealed after it,
 // no key is generated twice). Build time, image size and start-up time are printed (docs/operations.md).
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort, waitFor } from '@vanish/testkit/net';
 import { buildImage, must, preparePodman, run } from './podman';
 
@@ -82,7 +84,11 @@ describe('the all-in-one image: one `docker run` and one volume', () => {
     const [config] = JSON.parse(await must('podman', ['image', 'inspect', image])) as [{ Config: { User: string; Env: string[]; Entrypoint: string[]; Cmd: string[]; Volumes: Record<string, unknown>; ExposedPorts: Record<string, unknown> }; Healthcheck?: { Test: string[] } }];
     expect(config.Config.User).toBe('node');
     expect(config.Config.Entrypoint).toEqual(['/usr/bin/tini', '--']);
-    expect(config.Config.Cmd).toEqual(['node', 'services/all-in-one/dist/main.js']);
+    // The node flags `npm start` gives it: the image runs the same process with the same memory settings.
+    const startScript = (JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const startFlags = /node ((?:--\S+ )*)services\/all-in-one\/dist\/main\.js/.exec(startScript)![1]!.trim().split(' ').filter(Boolean);
+    expect(startFlags.length).toBeGreaterThan(0);
+    expect(config.Config.Cmd).toEqual(['node', ...startFlags, 'services/all-in-one/dist/main.js']);
     expect(Object.keys(config.Config.Volumes)).toEqual(['/data']);
     expect(Object.keys(config.Config.ExposedPorts)).toEqual(['8080/tcp']);
     expect(config.Config.Env).toContain('DATA_DIR=/data');
