@@ -15,6 +15,7 @@ const fileStream = require('./file-stream');
 const { nodeSegmentCipher } = require('./segment-cipher');
 const { Refusal, UsageError, shown } = require('./errors');
 const { VERSION } = require('./http');
+const transferScavenger = require('./transfer-scavenger');
 
 /** Waits between tus tries after a network error or a 5xx/423/409 answer: about two minutes in all. */
 const RETRY_DELAYS_MS = [0, 500, 1000, 2000, 4000, 8000, 15000, 30000, 60000];
@@ -89,6 +90,7 @@ function sealedFileReader(aesKey, entry) {
           if (read === 0) break;
           filled += read;
         }
+        transferScavenger.moved(filled);
         return new Uint8Array(buffer.buffer, buffer.byteOffset, filled);
       };
       return Promise.resolve({
