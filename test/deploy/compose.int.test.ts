@@ -253,7 +253,10 @@ describe('the Dockerfile (one for every image)', () => {
     expect(allInOne).toMatch(/^VOLUME \/data$/m);
     expect(allInOne).toMatch(/chown node:node \/data/);
     expect(allInOne).toContain('ENTRYPOINT ["/usr/bin/tini", "--"]');
-    expect(allInOne).toContain('CMD ["node", "services/all-in-one/dist/main.js"]');
+    // The node flags `npm start` gives the all-in-one: the image runs the same process with the same memory settings.
+    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const flags = /node ((?:--\S+ )+)services\/all-in-one\/dist\/main\.js/.exec(start)?.[1]?.trim().split(' ') ?? ['missing in package.json'];
+    expect(allInOne).toContain(`CMD [${['node', ...flags, 'services/all-in-one/dist/main.js'].map((part) => `"${part}"`).join(', ')}]`);
     expect(allInOne).toMatch(/^EXPOSE 8080$/m);
   });
 

@@ -215,7 +215,9 @@ describe('the reader\'s page takes a key sent separately', () => {
     for (let attempt = 0; attempt < 6; attempt += 1) {
       await page.getByLabel('Key', { exact: true }).fill(wrong);
       await page.getByLabel('Passcode').fill('pin');
-      await page.getByRole('button', { name: 'Show the note' }).click();
+      // The refusal is a new page: wait for it to load, or the previous attempt's error (still on the old page)
+      // would be read while the navigation is under way.
+      await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Show the note' }).click()]);
       await page.locator('#reveal-error').waitFor();
       await expect(page.locator('#reveal-error').textContent()).resolves.toBe(text('en', 'note.keyRefused'));
       await expect(page.getByLabel('Key', { exact: true }).isVisible()).resolves.toBe(true);
