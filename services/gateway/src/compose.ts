@@ -94,9 +94,11 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: config.upstreamTimeoutMs,
   });
   lifecycle.add('upstream agent', () => agent.destroy());
-  const dispatcher: Dispatcher = overrides.localUpstreams
-    ? new InProcessDispatcher(overrides.localUpstreams, agent as unknown as Dispatcher, config.upstreamTimeoutMs) as unknown as Dispatcher
-    : agent.load();
+  // The all-in-one hands requests to the services' apps in process, the agent only for what needs a socket.
+  const dispatcherOver = (socketAgent: LazyAgent, timeoutMs: number): Dispatcher => (overrides.localUpstreams
+    ? new InProcessDispatcher(overrides.localUpstreams, socketAgent as unknown as Dispatcher, timeoutMs) as unknown as Dispatcher
+    : socketAgent.load());
+  const dispatcher = dispatcherOver(agent, config.upstreamTimeoutMs);
 
   const proxyLogger = logger.child('gateway/proxy');
   const upstreams: Record<UpstreamName, string> = { notes: config.notesUrl, stats: config.statsUrl, mailer: config.mailerUrl };
@@ -118,9 +120,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   // loopback socket, no second and third HTTP parse, no two socket copies of every byte.
   const filesAgent = new LazyAgent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: 0 });
   lifecycle.add('files agent', () => filesAgent.destroy());
-  const filesDispatcher: Dispatcher = overrides.localUpstreams
-    ? new InProcessDispatcher(overrides.localUpstreams, filesAgent as unknown as Dispatcher, 0) as unknown as Dispatcher
-    : filesAgent.load();
+  const filesDispatcher = dispatcherOver(filesAgent, 0);
   const fileBytes = redis
     ? FileBytesLimiter.redis(redis, config.fileBytesPerHour, config.rateLimitKeyPrefix)
     : FileBytesLimiter.memory(config.fileBytesPerHour, config.rateLimitKeyPrefix);
@@ -210,7 +210,7 @@ async function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger
     // Connected below, once its streams are guarded (ioredis would open the first one in its constructor).
     lazyConnect: true,
   };
-  const common = { ...connection, enableOfflineQueue: false, enableAutoPipelining: false };
+  const common = { ...connection, enableOfflineQueue: false };
   let redis: Redis | Cluster;
   if (config.redisCluster) {
     // A master's failover (the cluster's node timeout plus an election) is answered from memory like
@@ -222,14 +222,14 @@ async function createRedisClient(config: Readonly<GatewayConfig>, logger: Logger
     const sentinelClient = new Redis({ ...common, ...sentinelClientOptions(config.redisSentinel, config.redisTlsCa) });
     logPrimarySwitches(sentinelClient, logger);
     redis = sentinelClient;
-    batchWritesPerTurn(sentinelClient);
   } else {
     const url = config.redisUrl!;
     const tls = redisTlsOptions(url, config.redisTlsCa);
-    const single = new Redis(url, { ...(tls ? { tls } : {}), ...common });
-    batchWritesPerTurn(single);
-    redis = single;
+    redis = new Redis(url, { ...(tls ? { tls } : {}), ...common });
   }
+  // One connection (a single Redis or a Sentinel's primary): a turn's commands in one write. A Cluster
+  // spreads them over its nodes' connections and keeps auto-pipelining (clusterClientOptions).
+  if (!isCluster(redis)) batchWritesPerTurn(redis);
   guardStreamErrors(redis);
   // Each distinct error is logged once per outage: a reconnect loop repeats the same one, and a second
   // cause (a Cluster node lost while another was already failing) is not hidden behind the first.
