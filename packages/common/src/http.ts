@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -7,6 +6,7 @@ import express, { type ErrorRequestHandler, type NextFunction, type Request, typ
 import type { Registry } from 'prom-client';
 import { AppError, MethodNotAllowedError, NotFoundError, ValidationError, toAppError } from './errors';
 import { ListenError, type ListenSettingNames } from './listen-error';
+import { RandomPool } from './random-pool';
 import type { Outages } from './dependency-state';
 import type { Logger } from './logger';
 
@@ -80,19 +80,11 @@ export function isAcceptableRequestId(candidate: string | undefined): candidate 
 
 const REQUEST_ID_BYTES = 12;
 /** Random bytes for 256 ids per CSPRNG call: one call per request was 3 % of the gateway's CPU. */
-const REQUEST_ID_POOL_BYTES = REQUEST_ID_BYTES * 256;
-let requestIdPool = Buffer.alloc(0);
-let requestIdOffset = 0;
+const requestIdRandom = new RandomPool(REQUEST_ID_BYTES * 256);
 
 /** 16 characters of [A-Za-z0-9_-]: never the shape of a note id, so it passes the next hop's check. */
 export function newRequestId(): string {
-  if (requestIdOffset + REQUEST_ID_BYTES > requestIdPool.length) {
-    requestIdPool = randomBytes(REQUEST_ID_POOL_BYTES);
-    requestIdOffset = 0;
-  }
-  const id = requestIdPool.toString('base64url', requestIdOffset, requestIdOffset + REQUEST_ID_BYTES);
-  requestIdOffset += REQUEST_ID_BYTES;
-  return id;
+  return requestIdRandom.take(REQUEST_ID_BYTES).toString('base64url');
 }
 
 export const requestId: RequestHandler = (req, res, next) => {

@@ -17,5 +17,6 @@ export * from './bus';
 export * from './periodic-task';
 export * from './webhooks';
 export * from './i18n';
+export * from './random-pool';
 export * from './strict-json';
 export * from './transfer-scavenger';
