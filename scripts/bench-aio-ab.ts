@@ -1,9 +1,10 @@
 // Builds of the all-in-one side by side, for A/B runs on a shared machine:
 //
-//   node scripts/dist/bench-aio-ab.js <rounds> <creates/s> <A main.js> <B main.js> [more main.js]
+//   node scripts/dist/bench-aio-ab.js <rounds> <requests/s> <A main.js> <B main.js> [more main.js]
 //
-// starts every build as `npm start` does (startAllInOne: its node flags, a fresh DATA_DIR each), then loads them
-// all AT THE SAME TIME with creates at the same fixed rate (autocannon's overall rate, 50 connections each), so
+// starts every build as `npm start` does (startAllInOne: its node flags, a fresh DATA_DIR each; a build given as
+// `<main.js>::<node flags>` runs with those flags instead, to A/B a flag), then loads them
+// all AT THE SAME TIME with creates (or metadata reads: BENCH_AB_SCENARIO=read) at the same fixed rate (autocannon's overall rate, 50 connections each), so
 // that each round gives every build the same machine and the same batch sizes. Prints, per round and build, the
 // creates answered per second and the CPU µs per create of the process (utime + stime of every thread over the
 // measured seconds), split into the HTTP thread, the SQLite thread (the worker thread) and V8's GC threads. The
@@ -40,18 +41,21 @@ function ticksByThread(pid: number): Record<ThreadKind, number> {
 }
 
 async function main(): Promise<void> {
-  const [roundsArg, rateArg, ...mains] = process.argv.slice(2);
+  const [roundsArg, rateArg, ...builds] = process.argv.slice(2);
+  const mains = builds.map((build) => build.split('::')[0]!);
+  const nodeFlags = builds.map((build) => (build.includes('::') ? build.split('::')[1]!.split(' ').filter(Boolean) : undefined));
+  const scenario = process.env.BENCH_AB_SCENARIO === 'read' ? 'read' : 'create';
   const rounds = Number(roundsArg);
   const rate = Number(rateArg);
   if (!(rounds > 0) || !(rate > 0) || mains.length < 2) {
-    throw new Error('usage: node scripts/dist/bench-aio-ab.js <rounds> <creates/s> <A main.js> <B main.js> [more main.js]');
+    throw new Error('usage: node scripts/dist/bench-aio-ab.js <rounds> <requests/s> <A main.js[::node flags]> <B main.js[::node flags]> [more]');
   }
   const duration = Number(process.env.BENCH_DURATION ?? 10);
   const warmup = Number(process.env.BENCH_WARMUP ?? 2);
   const children: Child[] = [];
   cleanUpOnSignal(children, []);
   const logDir = mkdtempSync(join(tmpdir(), 'vanish-bench-aio-ab-logs-'));
-  log(`logs: ${logDir}; ${mains.length} builds at ${rate} creates/s each, ${duration} s per round`);
+  log(`logs: ${logDir}; ${mains.length} builds at ${rate} ${scenario}s/s each, ${duration} s per round`);
   const perBuild: string[][] = mains.map(() => []);
   try {
     for (let round = 1; round <= rounds; round += 1) {
@@ -59,12 +63,12 @@ async function main(): Promise<void> {
       if (round % 2 === 0) order.reverse();
       const running: AllInOne[] = [];
       for (const index of order) {
-        running[index] = await startAllInOne({ logDir, logLevel: 'warn', main: mains[index], name: `build-${index}` });
+        running[index] = await startAllInOne({ logDir, logLevel: 'warn', main: mains[index], name: `build-${index}`, nodeFlags: nodeFlags[index] });
         children.push(running[index]!.child);
       }
-      for (const aio of running) await seedNotes(aio.baseUrl, 20);
-      const load = (seconds: number) => Promise.all(running.map((aio) => runAutocannon({
-        ...allInOneRequest('create', aio.baseUrl, []), connections: 50, durationSeconds: seconds, overallRate: rate,
+      const seeded = await Promise.all(running.map((aio) => seedNotes(aio.baseUrl, scenario === 'read' ? 200 : 20)));
+      const load = (seconds: number) => Promise.all(running.map((aio, index) => runAutocannon({
+        ...allInOneRequest(scenario, aio.baseUrl, seeded[index]!), connections: 50, durationSeconds: seconds, overallRate: rate,
       })));
       if (warmup > 0) await load(warmup);
       const loadBefore = loadAverage();
@@ -72,12 +76,12 @@ async function main(): Promise<void> {
       const results = await load(duration);
       const after = running.map((aio) => ticksByThread(aio.child.process.pid!));
       running.forEach((_, index) => {
-        const creates = Math.max(1, results[index]!.total);
+        const creates = Math.max(1, results[index]!.total); // requests of the scenario, creates or reads
         const us = (kind: ThreadKind) => ((after[index]![kind] - before[index]![kind]) * 1e6) / TICKS_PER_SECOND / creates;
         const total = us('http') + us('sqlite') + us('gc') + us('other');
         perBuild[index]!.push(fmt(total));
-        process.stdout.write(`round ${round} | build ${index} | ${fmt(results[index]!.requestsPerSecond)} creates/s | errors ${results[index]!.errors} | `
-          + `CPU ${fmt(total)} µs/create (HTTP thread ${fmt(us('http'))}, SQLite thread ${fmt(us('sqlite'))}, GC threads ${fmt(us('gc'))}, other ${fmt(us('other'))}) | `
+        process.stdout.write(`round ${round} | build ${index} | ${fmt(results[index]!.requestsPerSecond)} ${scenario}s/s | errors ${results[index]!.errors} | `
+          + `CPU ${fmt(total)} µs/${scenario} (HTTP thread ${fmt(us('http'))}, SQLite thread ${fmt(us('sqlite'))}, GC threads ${fmt(us('gc'))}, other ${fmt(us('other'))}) | `
           + `load ${loadBefore} -> ${loadAverage()}\n`);
       });
       for (const aio of running) {
@@ -88,7 +92,7 @@ async function main(): Promise<void> {
   } finally {
     for (const child of children.splice(0)) await child.stop();
   }
-  mains.forEach((main, index) => process.stdout.write(`build ${index} (${main}): CPU µs/create ${perBuild[index]!.join(' / ')}\n`));
+  builds.forEach((build, index) => process.stdout.write(`build ${index} (${build}): CPU µs/${scenario} ${perBuild[index]!.join(' / ')}\n`));
 }
 
 main().catch((error: unknown) => {

@@ -38,12 +38,12 @@ export function npmStartNodeFlags(): string[] {
  * Starts the all-in-one the way `npm start` does (`node <its flags> main.js`), in a fresh DATA_DIR, every
  * port free (the public and admin ports chosen here, the rest ephemeral), limits raised, LOG_LEVEL as given.
  */
-export async function startAllInOne(options: { logDir: string; logLevel: string; main?: string; name?: string }): Promise<AllInOne> {
+export async function startAllInOne(options: { logDir: string; logLevel: string; main?: string; name?: string; nodeFlags?: string[] }): Promise<AllInOne> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vanish-bench-aio-'));
   const port = await freePort();
   const adminPort = await freePort();
   const main = options.main ?? join(ROOT, 'services/all-in-one/dist/main.js');
-  const flags = process.env.BENCH_AIO_NODE_ARGS?.split(' ').filter(Boolean) ?? npmStartNodeFlags();
+  const flags = options.nodeFlags ?? process.env.BENCH_AIO_NODE_ARGS?.split(' ').filter(Boolean) ?? npmStartNodeFlags();
   const child = startNode(options.name ?? 'all-in-one', [...flags, main], {
     DATA_DIR: dataDir, LOG_LEVEL: options.logLevel, LOG_FORMAT: 'json',
     PORT: String(port), ADMIN_PORT: String(adminPort),
