@@ -8,9 +8,18 @@ import { runProcess, type RunningProcess } from '@vanish/testkit/process';
 import { callApi, CLEARED_ENV } from './support/api-client';
 import { startReceiver, verifySignature } from '../services/webhooks/test/support/receiver';
 
-// `npm start` runs `npm run build && node services/all-in-one/dist/main.js`: this runs the second half
-// (the e2e project needs `npm run build` first, which `npm test` does).
+// `npm start` runs `npm run build && node <flags> services/all-in-one/dist/main.js`: this runs the second half,
+// with the flags read from package.json (the e2e project needs `npm run build` first, which `npm test` does).
 const MAIN = path.resolve(__dirname, '..', 'services', 'all-in-one', 'dist', 'main.js');
+const NPM_START_NODE_ARGS = npmStartNodeArgs();
+
+/** The node flags between `node` and the script in package.json's start script. */
+function npmStartNodeArgs(): string[] {
+  const { scripts } = JSON.parse(readFileSync(path.resolve(__dirname, '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const command = scripts.start.split('&&').map((part) => part.trim()).find((part) => part.startsWith('node '));
+  if (!command?.endsWith(' services/all-in-one/dist/main.js')) throw new Error(`package.json's start script no longer runs the all-in-one as this test expects: ${scripts.start}`);
+  return command.split(/\s+/).slice(1, -1);
+}
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 jest.setTimeout(90_000);
@@ -80,6 +89,7 @@ describe('npm start (all-in-one) in an empty data directory', () => {
   const start = () =>
     runProcess({
       script: MAIN,
+      nodeArgs: NPM_START_NODE_ARGS,
       // HOST=0.0.0.0 as someone exposing the app on a network would set it: only the gateway follows it.
       // WEBHOOK_ALLOW_PRIVATE_NETWORKS: the test's webhook receiver listens on loopback.
       env: { ...CLEARED_ENV, ...ports, HOST: '0.0.0.0', DATA_DIR: dataDir, PUBLIC_BASE_URL: gateway, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
@@ -254,7 +264,7 @@ describe('npm start (all-in-one) with NODE_ENV=production', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'vanish-all-in-one-prod-'));
     try {
       await expect(
-        runProcess({ script: MAIN, env: { ...CLEARED_ENV, ...(await portsEnv()), DATA_DIR: dataDir, NODE_ENV: 'production' }, readyLine: 'all-in-one ready' }),
+        runProcess({ script: MAIN, nodeArgs: NPM_START_NODE_ARGS, env: { ...CLEARED_ENV, ...(await portsEnv()), DATA_DIR: dataDir, NODE_ENV: 'production' }, readyLine: 'all-in-one ready' }),
       ).rejects.toThrow(/exited \(code 1[\s\S]*NODE_ENV=production: the all-in-one process[\s\S]*for a laptop only/);
       expect(readdirSync(dataDir)).toEqual([]);
     } finally {

@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
 export interface RunProcessOptions {
-  /** Path of the node script to run (`node <script> ...args`). */
+  /** Path of the node script to run (`node ...nodeArgs <script> ...args`). */
   script: string;
   args?: string[];
+  /** Flags for node itself, before the script (`--max-semi-space-size=8`). */
+  nodeArgs?: string[];
   /** Added to (or, with inheritEnv false, instead of) this process's environment; undefined removes a variable. */
   env?: Record<string, string | undefined>;
   inheritEnv?: boolean;
@@ -67,7 +69,7 @@ export async function runProcess(options: RunProcessOptions): Promise<RunningPro
   const merged = { ...(options.inheritEnv === false ? {} : process.env), ...options.env };
   for (const [key, value] of Object.entries(merged)) if (value !== undefined) env[key] = value;
 
-  const child = spawn(process.execPath, [options.script, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script, ...(options.args ?? [])], {
     cwd: options.cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
