@@ -6,6 +6,7 @@ import { AppError, RateLimitedError, UpstreamTimeoutError, ValidationError, tran
 import type { FileBytesLimiter } from '../adapters/limiter/file-bytes-limiter';
 import { createClientKeyDeriver } from '../domain/client-key';
 import { rateLimitHeaders } from '../domain/limit-policy';
+import { clientAddress } from './client-address';
 import { sendError } from './send-error';
 import {
   answerOrCut, copyHeaders, forwardedHeaders, MAX_ERROR_BODY_BYTES, relayFailure, relayServerError, upstreamHeaders, upstreamTarget,
@@ -72,7 +73,7 @@ export function createFilesRelay(options: FilesRelayOptions): RequestHandler {
         return;
       }
       reserved = Number(declared);
-      key = clientKey(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+      key = clientKey(clientAddress(req) ?? 'unknown');
       const decision = await options.bytes.reserve(key, reserved);
       if (!decision.allowed) {
         options.onRateLimited?.();

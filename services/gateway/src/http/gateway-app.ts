@@ -15,6 +15,7 @@ import { rateLimitHeaders } from '../domain/limit-policy';
 import type { RateLimiter } from '../domain/rate-limiter';
 import type { GatewayMetrics } from '../gateway-metrics';
 import { accessLog } from './access-log';
+import { clientAddress } from './client-address';
 import { bodyGuard, cutUnfinishedBodies } from './body-guard';
 import { cors } from './cors';
 import { allowedMethods, matchRoute, type GatewayRoute, type UpstreamName } from './route-table';
@@ -162,7 +163,7 @@ function limit(options: GatewayAppOptions): RequestHandler {
       next();
       return;
     }
-    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const address = clientAddress(req) ?? 'unknown';
     let decision;
     try {
       decision = await options.limiter.consume(action, clientKey(address));
@@ -180,7 +181,7 @@ function limit(options: GatewayAppOptions): RequestHandler {
       next(new RateLimitedError(decision.resetSeconds, headers));
       return;
     }
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    for (const name in headers) res.setHeader(name, headers[name]!);
     next();
   };
 }

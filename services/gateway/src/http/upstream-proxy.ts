@@ -11,6 +11,7 @@ import {
   UpstreamUnavailableError,
   type Logger,
 } from '@vanish/common';
+import { clientAddress } from './client-address';
 import { sendError, wantsPage } from './send-error';
 import { applyAnswerHeaders } from './security-headers';
 
@@ -132,7 +133,7 @@ export function upstreamHeaders(headers: IncomingHttpHeaders): Record<string, st
 
 /** The upstream learns who the client is from us alone: a client's own X-Forwarded-* is replaced. */
 export function forwardedHeaders(req: Request): void {
-  req.headers['x-forwarded-for'] = req.ip ?? req.socket.remoteAddress ?? '';
+  req.headers['x-forwarded-for'] = clientAddress(req) ?? '';
   req.headers['x-forwarded-proto'] = req.protocol;
   if (req.headers.host) req.headers['x-forwarded-host'] = req.headers.host;
   if (req.headers.forwarded !== undefined) delete req.headers.forwarded;
