@@ -1,34 +1,35 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { RateLimiterMemory } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import { DependencyState, type Logger } from '@vanish/common';
-import { decide, LIMITED_ACTIONS, type LimitDecision, type LimitedAction, type LimitPolicy } from '../../domain/limit-policy';
+import { LIMITED_ACTIONS, type LimitDecision, type LimitedAction, type LimitPolicy } from '../../domain/limit-policy';
 import type { RateLimiter } from '../../domain/rate-limiter';
-import { consumeOne, createMemoryLimiters } from './memory-rate-limiter';
+import { consumeOne } from './memory-rate-limiter';
+
+const FALLBACK_MARKER = 'vanishFallbackMarker';
 
 /**
- * One window's count: the key is created at 0 with the window's expiry only if it does not exist (so
- * the expiry is set once, when the window opens, and a rejected request never extends it), then
- * incremented; the reply is the count and the milliseconds left. Word for word the script of
- * rate-limiter-flexible's RateLimiterRedis, which this adapter used until issue 35: replicas of either
- * version share the same keys and windows during a rolling deploy.
+ * The insurance limiter: rate-limiter-flexible calls it whenever Redis fails (refused, not
+ * ready, command timeout). It reports each use, so the adapter can count the fallback and stop
+ * asking a sick Redis for a while.
  */
-const CONSUME_SCRIPT = `redis.call('set', KEYS[1], 0, 'EX', ARGV[2], 'NX') \
-local consumed = redis.call('incrby', KEYS[1], ARGV[1]) \
-local ttl = redis.call('pttl', KEYS[1]) \
-if ttl == -1 then \
-  redis.call('expire', KEYS[1], ARGV[2]) \
-  ttl = 1000 * ARGV[2] \
-end \
-return {consumed, ttl} \
-`;
+class InsuranceLimiter extends RateLimiterMemory {
+  constructor(opts: ConstructorParameters<typeof RateLimiterMemory>[0], private readonly onUse: () => void) {
+    super(opts);
+  }
+  override consume(key: string | number, pointsToConsume?: number, options?: { [key: string]: unknown }): Promise<RateLimiterRes> {
+    // rate-limiter-flexible hands the caller's options through to the insurance limiter, so the
+    // caller learns that this very request was answered from memory.
+    const marker = options?.[FALLBACK_MARKER] as { used: boolean } | undefined;
+    if (marker) marker.used = true;
+    this.onUse();
+    return super.consume(key, pointsToConsume, options);
+  }
 
-/** The script as a command of the client (ioredis's defineCommand: EVALSHA, EVAL when Redis lacks it). */
-interface ConsumeCommand {
-  vanishLimitConsume(key: string, points: string, windowSeconds: string): Promise<[number, number]>;
+  /** Used while Redis rests: the same counts, without reporting a new Redis failure. */
+  consumeWhileResting(key: string, pointsToConsume?: number, options?: { [key: string]: unknown }): Promise<RateLimiterRes> {
+    return super.consume(key, pointsToConsume, options);
+  }
 }
-
-/** Abusers past their limit, answered from memory until their window ends (at most this many kept before a sweep). */
-const MAX_BLOCKED_BEFORE_SWEEP = 1000;
 
 export interface RedisRateLimiterOptions {
   /**
@@ -47,24 +48,15 @@ export interface RedisRateLimiterOptions {
 }
 
 /**
- * Fixed windows shared by every gateway replica through Redis (CONSUME_SCRIPT, one call per decision).
- * When Redis is unreachable, not ready or stalls past the command timeout, this replica's memory
- * limiter answers, and a short circuit breaker answers from memory straight away for retryIntervalMs,
- * so a stalled Redis costs one timeout per interval, not one per request. A key over its limit is
- * refused from memory until its window ends, without asking Redis again (abusers cost nothing).
- *
- * Until issue 35 the script went through rate-limiter-flexible's RateLimiterRedis with its memory
- * limiter as insurance: about ten promises and their closures per decision, the largest part of the
- * limit's JavaScript in the gateway's profile. The behaviour is the same, pinned by the contract suite
- * (test/contract/rate-limiter.contract.ts) and the Redis fault and outage tests.
+ * Fixed windows shared by every gateway replica through Redis (rate-limiter-flexible's atomic
+ * SET NX EX + INCRBY script: the expiry is set only when the window opens, so a rejected request
+ * never extends it). When Redis is unreachable or stalls, the insurance memory limiter answers
+ * within the command timeout, and a short circuit breaker answers from memory straight away for
+ * retryIntervalMs, so a stalled Redis costs one timeout per interval, not one per request.
  */
 export class RedisRateLimiter implements RateLimiter {
-  private readonly memory: Record<LimitedAction, RateLimiterMemory>;
-  private readonly redis: (Redis | Cluster) & ConsumeCommand;
-  private readonly keyPrefixes: Record<LimitedAction, string>;
-  private readonly windowSeconds: string;
-  /** Redis keys over their limit, with the time their window ends (Date.now's, as Redis's TTL runs in real time). */
-  private readonly blocked = new Map<string, number>();
+  private readonly shared: Record<LimitedAction, RateLimiterRedis>;
+  private readonly memory: Record<LimitedAction, InsuranceLimiter>;
   private restingUntil = 0;
   private readonly now: () => number;
   /**
@@ -80,11 +72,23 @@ export class RedisRateLimiter implements RateLimiter {
       dependency: 'redis', logger: options.logger, now: this.now, downLevel: 'warn', counting: 'limit decisions answered from memory',
     });
     const { policy, keyPrefix, redis } = options;
-    this.memory = createMemoryLimiters(policy, keyPrefix);
-    this.keyPrefixes = Object.fromEntries(LIMITED_ACTIONS.map((action) => [action, `${keyPrefix}:${action}:`])) as Record<LimitedAction, string>;
-    this.windowSeconds = String(policy.windowSeconds);
-    redis.defineCommand('vanishLimitConsume', { numberOfKeys: 1, lua: CONSUME_SCRIPT });
-    this.redis = redis as (Redis | Cluster) & ConsumeCommand;
+    const memory: Partial<Record<LimitedAction, InsuranceLimiter>> = {};
+    const shared: Partial<Record<LimitedAction, RateLimiterRedis>> = {};
+    for (const action of LIMITED_ACTIONS) {
+      const base = { points: policy.limits[action], duration: policy.windowSeconds, keyPrefix: `${keyPrefix}:${action}` };
+      memory[action] = new InsuranceLimiter(base, () => this.onRedisFailure());
+      shared[action] = new RateLimiterRedis({
+        ...base,
+        storeClient: redis,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: memory[action],
+        // Once a key is over its limit, this replica rejects it from memory until the window
+        // ends, without asking Redis again (abusers cost nothing).
+        inMemoryBlockOnConsumed: policy.limits[action] + 1,
+      });
+    }
+    this.memory = memory as Record<LimitedAction, InsuranceLimiter>;
+    this.shared = shared as Record<LimitedAction, RateLimiterRedis>;
   }
 
   async consume(action: LimitedAction, clientKey: string): Promise<LimitDecision> {
@@ -92,43 +96,17 @@ export class RedisRateLimiter implements RateLimiter {
     if (this.now() < this.restingUntil) {
       this.options.onFallback?.(action);
       this.redisState.failed({ action });
-      return consumeOne(this.memory[action], limit, clientKey, true);
+      const memory = this.memory[action];
+      return consumeOne({ consume: (key, points, opts) => memory.consumeWhileResting(key, points, opts) }, limit, clientKey, true);
     }
-    const key = this.keyPrefixes[action] + clientKey;
-    const blockedFor = this.msBlocked(key);
-    if (blockedFor > 0) {
-      this.redisState.answered();
-      return decide(limit, limit + 1, blockedFor);
-    }
-    let consumed: number;
-    let msLeft: number;
-    try {
-      if (this.redis.status !== 'ready') throw new Error('Redis connection is not ready');
-      [consumed, msLeft] = await this.redis.vanishLimitConsume(key, '1', this.windowSeconds);
-    } catch {
-      this.onRedisFailure();
+    const marker = { used: false };
+    const decision = await consumeOne(this.shared[action], limit, clientKey, false, { [FALLBACK_MARKER]: marker });
+    if (marker.used) {
       this.options.onFallback?.(action);
-      return consumeOne(this.memory[action], limit, clientKey, true);
+      return { ...decision, fromFallback: true };
     }
-    if (consumed > limit) this.block(key, msLeft);
     this.redisState.answered();
-    return decide(limit, consumed, msLeft);
-  }
-
-  private msBlocked(key: string): number {
-    const until = this.blocked.get(key);
-    if (until === undefined) return 0;
-    const left = until - Date.now();
-    if (left >= 0) return left;
-    this.blocked.delete(key);
-    return 0;
-  }
-
-  private block(key: string, ms: number): void {
-    const now = Date.now();
-    this.blocked.set(key, now + ms);
-    if (this.blocked.size < MAX_BLOCKED_BEFORE_SWEEP) return;
-    for (const [blockedKey, until] of this.blocked) if (until <= now) this.blocked.delete(blockedKey);
+    return decision;
   }
 
   private onRedisFailure(): void {
