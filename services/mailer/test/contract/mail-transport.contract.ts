@@ -44,6 +44,14 @@ export function mailTransportContract(name: string, open: () => Promise<Transpor
       expect(header('list-unsubscribe-post')).toBe('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
     });
 
+    it('when the text has lines of a single dot or starting with dots, long lines and other scripts, then it arrives exactly as written', async () => {
+      const text = ['.', '..two dots', `${'x'.repeat(75)}.dot after a soft break`, 'Ваша заметка прочитана ✓ '.repeat(6), 'a = b', ''].join('\n');
+      await h.transport.send({ ...sampleEmail(6), subject: 'Ваша заметка на vanish была прочитана', text });
+      const [mail] = await h.received();
+      expect(mail!.text).toBe(text);
+      expect(mail!.subject).toBe('Ваша заметка на vanish была прочитана');
+    });
+
     it('when several e-mails are sent at once, then each arrives once', async () => {
       await Promise.all([2, 3, 4, 5].map((n) => h.transport.send(sampleEmail(n))));
       const mails = await h.received();
