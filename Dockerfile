@@ -128,7 +128,7 @@ USER node
 EXPOSE 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # The node flags of `npm start` (package.json): the same process, the same memory settings (docs/performance.md).
-CMD ["node", "--heap-growing-percent=50", "--max-semi-space-size=8", "--v8-pool-size=2", "services/all-in-one/dist/main.js"]
+CMD ["node", "--heap-growing-percent=50", "--max-semi-space-size=8", "services/all-in-one/dist/main.js"]
 
 ############################ the image SERVICE names ############################
 FROM ${SERVICE}
