@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { keyCheck, newKey, seal } from '@vanish/envelope';
 import { freePort } from '@vanish/testkit/net';
+import { npmStartNodeFlags } from '@vanish/testkit/npm-start';
 import { runProcess, type RunningProcess } from '@vanish/testkit/process';
 import { callApi, CLEARED_ENV } from './support/api-client';
 import { startReceiver, verifySignature } from '../services/webhooks/test/support/receiver';
@@ -11,15 +12,7 @@ import { startReceiver, verifySignature } from '../services/webhooks/test/suppor
 // `npm start` runs `npm run build && node <flags> services/all-in-one/dist/main.js`: this runs the second half,
 // with the flags read from package.json (the e2e project needs `npm run build` first, which `npm test` does).
 const MAIN = path.resolve(__dirname, '..', 'services', 'all-in-one', 'dist', 'main.js');
-const NPM_START_NODE_ARGS = npmStartNodeArgs();
-
-/** The node flags between `node` and the script in package.json's start script. */
-function npmStartNodeArgs(): string[] {
-  const { scripts } = JSON.parse(readFileSync(path.resolve(__dirname, '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const command = scripts.start.split('&&').map((part) => part.trim()).find((part) => part.startsWith('node '));
-  if (!command?.endsWith(' services/all-in-one/dist/main.js')) throw new Error(`package.json's start script no longer runs the all-in-one as this test expects: ${scripts.start}`);
-  return command.split(/\s+/).slice(1, -1);
-}
+const NPM_START_NODE_ARGS = npmStartNodeFlags(path.resolve(__dirname, '..'));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 jest.setTimeout(90_000);

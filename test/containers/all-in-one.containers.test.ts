@@ -5,9 +5,9 @@
 // the keys survive (the first note's metadata answers, a note made before the restart is revealed after it,
 // no key is generated twice). Build time, image size and start-up time are printed (docs/operations.md).
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, waitFor } from '@vanish/testkit/net';
+import { npmStartNodeFlags } from '@vanish/testkit/npm-start';
 import { buildImage, must, preparePodman, run } from './podman';
 
 // A cold build compiles better-sqlite3 on two shared cores; the bound only catches hangs.
@@ -85,8 +85,7 @@ describe('the all-in-one image: one `docker run` and one volume', () => {
     expect(config.Config.User).toBe('node');
     expect(config.Config.Entrypoint).toEqual(['/usr/bin/tini', '--']);
     // The node flags `npm start` gives it: the image runs the same process with the same memory settings.
-    const startScript = (JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    const startFlags = /node ((?:--\S+ )*)services\/all-in-one\/dist\/main\.js/.exec(startScript)![1]!.trim().split(' ').filter(Boolean);
+    const startFlags = npmStartNodeFlags(join(__dirname, '../..'));
     expect(startFlags.length).toBeGreaterThan(0);
     expect(config.Config.Cmd).toEqual(['node', ...startFlags, 'services/all-in-one/dist/main.js']);
     expect(Object.keys(config.Config.Volumes)).toEqual(['/data']);
