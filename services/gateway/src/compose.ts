@@ -99,6 +99,18 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     ? new InProcessDispatcher(overrides.localUpstreams, socketAgent as unknown as Dispatcher, timeoutMs) as unknown as Dispatcher
     : socketAgent.load());
   const dispatcher = dispatcherOver(agent, config.upstreamTimeoutMs);
+  // The reads that change nothing upstream (route-table.ts `repeatableRead`) on connections of their own that
+  // carry up to UPSTREAM_PIPELINING at once: notes reads several requests per wake-up and shares their SELECTs,
+  // and each read costs the gateway and notes less (docs/performance.md, "Reads pipelined"). Kept apart from
+  // the other requests' connections, so that a read sent again after a broken connection is only ever a read,
+  // and a slow create never holds reads up behind it.
+  const readsAgent = config.upstreamPipelining > 1
+    ? new LazyAgent({
+      keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: config.upstreamTimeoutMs, pipelining: config.upstreamPipelining,
+    })
+    : undefined;
+  if (readsAgent) lifecycle.add('upstream reads agent', () => readsAgent.destroy());
+  const readsDispatcher = readsAgent ? dispatcherOver(readsAgent, config.upstreamTimeoutMs) : dispatcher;
 
   const proxyLogger = logger.child('gateway/proxy');
   const upstreams: Record<UpstreamName, string> = { notes: config.notesUrl, stats: config.statsUrl, mailer: config.mailerUrl };
@@ -114,6 +126,8 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
   const perUpstream = (relay: (name: UpstreamName) => RequestHandler): Record<UpstreamName, RequestHandler> =>
     Object.fromEntries((Object.keys(upstreams) as UpstreamName[]).map((name) => [name, relay(name)])) as Record<UpstreamName, RequestHandler>;
   const proxies = perUpstream((name) => createUpstreamProxy(relayOptions(name)));
+  const readOptions = (name: UpstreamName) => ({ ...relayOptions(name), dispatcher: readsDispatcher, pipelined: readsAgent !== undefined });
+  const reads = readsAgent ? perUpstream((name) => createUpstreamProxy(readOptions(name))) : proxies;
   // Files (DECISIONS 14) on connections of their own: no deadline and no body timeout but the relay's
   // idle timer, so a large file on a slow link moves as long as it moves. In the all-in-one they are
   // handed to notes' app in process like every other request (no body timeout there either): no
@@ -131,7 +145,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     onRateLimited: () => gatewayMetrics.rateLimited.inc({ action: 'file_bytes' }),
     onBytes: (direction, bytes) => gatewayMetrics.fileBytes.inc({ direction }, bytes),
   });
-  const sharedReads = perUpstream((name) => createSharedUpstreamRead(relayOptions(name)));
+  const sharedReads = perUpstream((name) => createSharedUpstreamRead(readOptions(name)));
 
   const app = createGatewayApp({
     trustProxy: config.trustProxy,
@@ -141,6 +155,7 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     limiterKey: config.limiterKey,
     limiter,
     proxies,
+    reads,
     sharedReads,
     files,
     logger: logger.child('gateway/access'),

@@ -21,6 +21,7 @@ describe('loadGatewayConfig', () => {
       corsOrigins: [],
       requireHttps: false,
       tls: undefined,
+      upstreamPipelining: 10,
     });
     expect(config.limiterKey.equals(Buffer.alloc(32, 1))).toBe(true);
   });
@@ -34,7 +35,9 @@ describe('loadGatewayConfig', () => {
       RATE_LIMIT_WINDOW_SECONDS: '2',
       CORS_ORIGINS: 'https://a.example, https://b.example',
       TRUST_PROXY: 'loopback',
+      UPSTREAM_PIPELINING: '1',
     });
+    expect(config.upstreamPipelining).toBe(1);
     expect(config.policy).toEqual({ windowSeconds: 2, limits: { create: 3, view: 4, stats: 5 } });
     expect(config.corsOrigins).toEqual(['https://a.example', 'https://b.example']);
     expect(config.trustProxy).toBe('loopback');
@@ -43,7 +46,7 @@ describe('loadGatewayConfig', () => {
   it('when values are invalid, then every problem is reported at once', () => {
     let error: unknown;
     try {
-      loadGatewayConfig({ LIMITER_KEY: 'short', PORT: 'eighty', CORS_ORIGINS: 'https://a.example/path', TLS_CERT_FILE: '/x.pem', REDIS_URL: 'http://x' });
+      loadGatewayConfig({ LIMITER_KEY: 'short', PORT: 'eighty', CORS_ORIGINS: 'https://a.example/path', TLS_CERT_FILE: '/x.pem', REDIS_URL: 'http://x', UPSTREAM_PIPELINING: '0' });
     } catch (err) {
       error = err;
     }
@@ -54,6 +57,7 @@ describe('loadGatewayConfig', () => {
     expect(problems).toMatch(/CORS_ORIGINS/);
     expect(problems).toMatch(/TLS_CERT_FILE and TLS_KEY_FILE/);
     expect(problems).toMatch(/REDIS_URL/);
+    expect(problems).toMatch(/UPSTREAM_PIPELINING/);
   });
 
   it('when production reaches Redis over redis://, then it refuses unless REDIS_ALLOW_PLAINTEXT=true; rediss:// takes REDIS_TLS_CA', () => {

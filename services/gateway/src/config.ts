@@ -43,6 +43,12 @@ export interface GatewayConfig {
    */
   tls: { certFile: string; keyFile: string; cert: Buffer; key: Buffer; profile: TlsProfileName } | undefined;
   upstreamTimeoutMs: number;
+  /**
+   * UPSTREAM_PIPELINING: how many reads the gateway may send on one upstream connection before the first is
+   * answered (HTTP/1.1 pipelining, only for the routes whose GET changes nothing: route-table.ts `repeatableRead`).
+   * 1: none; every request waits for its connection's previous answer.
+   */
+  upstreamPipelining: number;
   /** DECISIONS 14: FILE_BYTES_PER_HOUR, upload bytes per client address per hour (Redis, like the other limits). */
   fileBytesPerHour: number;
   /** FILE_IDLE_TIMEOUT_SECONDS: a file transfer that moves no byte for this long is cut (never a total timeout). */
@@ -123,6 +129,7 @@ export function loadGatewayConfig(env: Env = process.env, logger?: Logger): Read
     publicBaseUrl: reader.publicBaseUrl(),
     tls,
     upstreamTimeoutMs: reader.int('UPSTREAM_TIMEOUT_MS', 10_000, { min: 100, max: 300_000 }),
+    upstreamPipelining: reader.int('UPSTREAM_PIPELINING', 10, { min: 1, max: 100 }),
     fileBytesPerHour: reader.int('FILE_BYTES_PER_HOUR', 5 * 1024 ** 3, { min: 1, max: 2 ** 50 }),
     fileIdleTimeoutMs: reader.int('FILE_IDLE_TIMEOUT_SECONDS', 60, { min: 1, max: 3600 }) * 1000,
     logLevel: reader.oneOf<LogLevel>('LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'], 'info'),

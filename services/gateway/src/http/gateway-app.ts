@@ -30,6 +30,11 @@ export interface GatewayAppOptions {
   limiterKey: Buffer;
   limiter: RateLimiter;
   proxies: Readonly<Record<UpstreamName, RequestHandler>>;
+  /**
+   * Per upstream, the relay of GETs and HEADs of the routes marked repeatableRead: on connections that carry
+   * several at once (UPSTREAM_PIPELINING). Without it, they go through `proxies`.
+   */
+  reads?: Readonly<Record<UpstreamName, RequestHandler>>;
   /** Per upstream, the relay of GETs that share reads (routes marked sharedRead). */
   sharedReads: Readonly<Record<UpstreamName, RequestHandler>>;
   /** The relay of the files routes (files-relay.ts): streamed, limited in bytes, cut when idle. */
@@ -52,6 +57,7 @@ export function createGatewayApp(options: GatewayAppOptions): express.Express {
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', options.trustProxy);
+  const reads = options.reads ?? options.proxies;
 
   // One express layer runs the whole door: the router's per-layer work (prefix trimming, parameter
   // processing, a layer match) for twelve layers cost more than the steps themselves (issue 18).
@@ -78,8 +84,9 @@ export function createGatewayApp(options: GatewayAppOptions): express.Express {
         return;
       }
       // A query string is the client's own: such a GET is relayed alone (shared reads are keyed by path).
+      const read = req.method === 'GET' || req.method === 'HEAD';
       const shared = route.sharedRead && req.method === 'GET' && !req.url.includes('?');
-      const relay = shared ? options.sharedReads : options.proxies;
+      const relay = shared ? options.sharedReads : read && route.repeatableRead ? reads : options.proxies;
       relay[route.upstream](req, res, next);
     },
   ]));

@@ -116,3 +116,13 @@ describe('shared reads', () => {
     expect(ROUTES.filter((candidate) => candidate.sharedRead && candidate.secretPath)).toEqual([]);
   });
 });
+
+describe('reads on pipelined connections', () => {
+  it('when the table is read, then only the API routes whose GET changes nothing upstream are marked repeatable: never a page, never a file', () => {
+    expect(ROUTES.filter((candidate) => candidate.repeatableRead).map((candidate) => candidate.template)).toEqual([
+      '/api/view/:uuid.php', '/api/receipt/:id.php', '/api/request/:id.php', '/api/inbox/:id.php', '/api/stats.php', '/api/openapi.json',
+    ]);
+    // A page fetch is recorded in a receipt's timeline (DECISIONS 12) and a download is counted: neither may be sent twice.
+    expect(ROUTES.filter((candidate) => candidate.repeatableRead && (candidate.kind === 'page' || candidate.files))).toEqual([]);
+  });
+});

@@ -22,6 +22,14 @@ export interface GatewayRoute {
    */
   sharedRead: boolean;
   /**
+   * True when a GET or HEAD of this route changes nothing upstream (the API's reads: no view is spent, no
+   * receipt or timeline entry written), so that sending it twice is harmless. Such reads travel on upstream
+   * connections that carry several at once (UPSTREAM_PIPELINING), where undici sends again the reads that a
+   * connection broken under them (an aborted neighbour, a closed keep-alive) left unanswered. The note, receipt
+   * and request pages are not: fetching one is recorded (DECISIONS 12's timeline).
+   */
+  repeatableRead: boolean;
+  /**
    * Files (DECISIONS 14): relayed by files-relay.ts, streamed both ways, with no body guard, no
    * deadline but an idle timeout, and FILE_BYTES_PER_HOUR on upload bytes.
    */
@@ -40,9 +48,11 @@ const route = (
   pattern: RegExp,
   upstream: UpstreamName,
   methods: Record<string, LimitedAction | undefined>,
-  { secretPath = false, sharedRead = false, files = false, embed }: { secretPath?: boolean; sharedRead?: boolean; files?: boolean; embed?: 'frame' | 'script' } = {},
+  {
+    secretPath = false, sharedRead = false, repeatableRead = false, files = false, embed,
+  }: { secretPath?: boolean; sharedRead?: boolean; repeatableRead?: boolean; files?: boolean; embed?: 'frame' | 'script' } = {},
 ): GatewayRoute => ({
-  template, kind, pattern, upstream, methods, secretPath, sharedRead, files, allow: allowedMethods({ methods }).join(', '), ...(embed ? { embed } : {}),
+  template, kind, pattern, upstream, methods, secretPath, sharedRead, repeatableRead, files, allow: allowedMethods({ methods }).join(', '), ...(embed ? { embed } : {}),
 });
 
 /**
@@ -51,15 +61,15 @@ const route = (
  */
 export const ROUTES: readonly GatewayRoute[] = [
   route('/api/create.php', 'api', /^\/api\/create\.php$/, 'notes', { POST: 'create' }),
-  route('/api/view/:uuid.php', 'api', /^\/api\/view\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
+  route('/api/view/:uuid.php', 'api', /^\/api\/view\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true, repeatableRead: true }),
   // Receipts (DECISIONS 12): reads count as views (DECISIONS 5), the id is a secret path.
-  route('/api/receipt/:id.php', 'api', /^\/api\/receipt\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
+  route('/api/receipt/:id.php', 'api', /^\/api\/receipt\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true, repeatableRead: true }),
   // Requests (DECISIONS 15): making one and each submission count as creates, reads as views; the ids are secrets.
   route('/api/request.php', 'api', /^\/api\/request\.php$/, 'notes', { POST: 'create' }),
-  route('/api/request/:id.php', 'api', /^\/api\/request\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'create' }, { secretPath: true }),
-  route('/api/inbox/:id.php', 'api', /^\/api\/inbox\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true }),
-  route('/api/stats.php', 'api', /^\/api\/stats\.php$/, 'stats', { GET: 'stats', HEAD: 'stats' }, { sharedRead: true }),
-  route('/api/openapi.json', 'api', /^\/api\/openapi\.json$/, 'notes', { GET: undefined, HEAD: undefined }),
+  route('/api/request/:id.php', 'api', /^\/api\/request\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view', POST: 'create' }, { secretPath: true, repeatableRead: true }),
+  route('/api/inbox/:id.php', 'api', /^\/api\/inbox\/[^/]+\.php$/, 'notes', { GET: 'view', HEAD: 'view' }, { secretPath: true, repeatableRead: true }),
+  route('/api/stats.php', 'api', /^\/api\/stats\.php$/, 'stats', { GET: 'stats', HEAD: 'stats' }, { sharedRead: true, repeatableRead: true }),
+  route('/api/openapi.json', 'api', /^\/api\/openapi\.json$/, 'notes', { GET: undefined, HEAD: undefined }, { repeatableRead: true }),
   route('/', 'page', /^\/$/, 'notes', { GET: undefined, HEAD: undefined, POST: 'create' }),
   route('/assets/embed.js', 'page', /^\/assets\/embed\.js$/, 'notes', { GET: undefined, HEAD: undefined }, { embed: 'script' }),
   route('/assets/*', 'page', /^\/assets\/[^?#]+$/, 'notes', { GET: undefined, HEAD: undefined }),

@@ -97,7 +97,9 @@ class SharedRead implements Dispatcher.DispatchHandler {
       const { req } = first;
       forwardedHeaders(req);
       try {
-        this.options.dispatcher.dispatch({ origin, path: pathPrefix + req.url, method: 'GET', headers: upstreamHeaders(req.headers), body: null }, this);
+        this.options.dispatcher.dispatch({
+          origin, path: pathPrefix + req.url, method: 'GET', headers: upstreamHeaders(req.headers), body: null, blocking: !this.options.pipelined,
+        }, this);
       } catch (err) {
         // undici refuses some paths and header values that the client's request carried.
         this.settle({ kind: 'failed', err: err as Error, timedOut: false });

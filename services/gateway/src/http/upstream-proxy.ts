@@ -20,6 +20,12 @@ export interface UpstreamProxyOptions {
   target: string;
   /** The shared undici Agent (compose.ts): kept-alive upstream connections. */
   dispatcher: Dispatcher;
+  /**
+   * True for the reads that change nothing upstream (route-table.ts `repeatableRead`), relayed on a pipelining
+   * agent: each is sent without waiting for the answer before it on its connection (undici's `blocking: false`;
+   * by default undici holds the next request back until the previous answer's headers have arrived).
+   */
+  pipelined?: boolean;
   timeoutMs: number;
   logger: Logger;
   onUpstreamError?: (upstream: string, code: string) => void;
@@ -72,6 +78,7 @@ export class ClientGoneError extends Error {
 export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandler {
   const { logger, dispatcher } = options;
   const { origin, pathPrefix } = upstreamTarget(options.target);
+  const blocking = !options.pipelined;
 
   const fail = relayFailure(options);
 
@@ -82,7 +89,7 @@ export function createUpstreamProxy(options: UpstreamProxyOptions): RequestHandl
     try {
       dispatcher.dispatch({
         origin, path: pathPrefix + req.url, method: req.method, headers: upstreamHeaders(req.headers),
-        body: body && body.length > 0 ? body : null,
+        body: body && body.length > 0 ? body : null, blocking,
       }, relay);
     } catch (err) {
       // undici refuses some paths and header values that the client's request carried.

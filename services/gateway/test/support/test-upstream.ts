@@ -7,6 +7,8 @@ export interface SeenRequest {
   headers: IncomingMessage['headers'];
   bodyBytes: number;
   body: Buffer;
+  /** The client port of the connection it came on: requests with the same one shared a connection. */
+  connection: number | undefined;
 }
 
 export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'html-500' | 'shaped-503' | 'stack-500' | 'stalled-503' | 'stalled-200' | 'repeated-headers' | 'repeated-retry-after-503' | 'own-headers';
@@ -74,7 +76,7 @@ export class TestUpstream {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      this.seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyBytes: body.length, body });
+      this.seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyBytes: body.length, body, connection: req.socket.remotePort });
       switch (this.mode) {
         case 'hang':
           return;
