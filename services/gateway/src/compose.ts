@@ -100,10 +100,10 @@ export async function createGatewayService(config: Readonly<GatewayConfig>, over
     : socketAgent.load());
   const dispatcher = dispatcherOver(agent, config.upstreamTimeoutMs);
   // The reads that change nothing upstream (route-table.ts `repeatableRead`) on connections of their own that
-  // carry up to UPSTREAM_PIPELINING at once: notes reads several requests per wake-up and shares their SELECTs,
-  // and each read costs the gateway and notes less (docs/performance.md, "Reads pipelined"). Kept apart from
-  // the other requests' connections, so that a read sent again after a broken connection is only ever a read,
-  // and a slow create never holds reads up behind it.
+  // carry up to UPSTREAM_PIPELINING at once: notes takes several requests, and the gateway several answers, per
+  // socket read (docs/gateway.md, "Reads pipelined"). Kept apart from the other requests' connections, so that a
+  // request undici sends again after a broken connection is only ever such a read, and a slow create never holds
+  // reads up behind it.
   const readsAgent = config.upstreamPipelining > 1
     ? new LazyAgent({
       keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, headersTimeout: 0, bodyTimeout: config.upstreamTimeoutMs, pipelining: config.upstreamPipelining,
