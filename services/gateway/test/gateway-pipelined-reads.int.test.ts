@@ -1,6 +1,6 @@
-import { startGateway, type RunningGateway } from './support/gateway-harness';
+import { gatewayInFrontOfUpstreams, until, type RunningGateway } from './support/gateway-harness';
 import { send, type Answer } from './support/http-client';
-import { TestUpstreams, type TestUpstream } from './support/test-upstream';
+import type { TestUpstream } from './support/test-upstream';
 
 /**
  * The reads that change nothing upstream (route-table.ts `repeatableRead`) travel on connections that carry
@@ -11,28 +11,6 @@ import { TestUpstreams, type TestUpstream } from './support/test-upstream';
 const READ = '/api/view/0b6f4a1e-6c1d-4f1e-9a3b-2f6d8c9e0a11.php';
 const PAGE = '/0b6f4a1e-6c1d-4f1e-9a3b-2f6d8c9e0a11';
 
-async function until(condition: () => boolean, what: string, withinMs = 5000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-function gatewayInFrontOfUpstreams(env: Record<string, string>): { upstreams: TestUpstreams; gateway: () => RunningGateway } {
-  const upstreams = new TestUpstreams();
-  let gw: RunningGateway | undefined;
-  beforeAll(async () => {
-    await upstreams.start();
-    gw = await startGateway({ ...upstreams.env, RATE_LIMIT_VIEW_PER_HOUR: '1000', ...env });
-  });
-  afterAll(async () => {
-    await gw?.stop();
-    await upstreams.stop();
-  });
-  return { upstreams, gateway: () => gw! };
-}
-
 /** Sends one read and waits until notes holds it (the slow mode answers after 400 ms): its connection is busy, not idle. */
 async function oneReadInFlight(gw: RunningGateway, notes: TestUpstream): Promise<{ answer: Promise<Answer>; connection: number | undefined }> {
   const before = notes.seen.length;
@@ -42,7 +20,7 @@ async function oneReadInFlight(gw: RunningGateway, notes: TestUpstream): Promise
 }
 
 describe('gateway: the API reads pipelined to their upstream (UPSTREAM_PIPELINING=8)', () => {
-  const { upstreams: { notes }, gateway } = gatewayInFrontOfUpstreams({ UPSTREAM_PIPELINING: '8' });
+  const { upstreams: { notes }, gateway } = gatewayInFrontOfUpstreams({ RATE_LIMIT_VIEW_PER_HOUR: '1000', UPSTREAM_PIPELINING: '8' });
   let gw: RunningGateway;
 
   beforeEach(() => {
@@ -102,7 +80,7 @@ describe('gateway: the API reads pipelined to their upstream (UPSTREAM_PIPELININ
 });
 
 describe('gateway: reads not pipelined (UPSTREAM_PIPELINING=1)', () => {
-  const { upstreams: { notes }, gateway } = gatewayInFrontOfUpstreams({ UPSTREAM_PIPELINING: '1' });
+  const { upstreams: { notes }, gateway } = gatewayInFrontOfUpstreams({ RATE_LIMIT_VIEW_PER_HOUR: '1000', UPSTREAM_PIPELINING: '1' });
 
   it('when clients read while a read is in flight, then each read has an upstream connection of its own', async () => {
     const gw = gateway();

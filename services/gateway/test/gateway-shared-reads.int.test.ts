@@ -1,6 +1,5 @@
-import { startGateway, type RunningGateway } from './support/gateway-harness';
+import { gatewayInFrontOfUpstreams, until, type RunningGateway } from './support/gateway-harness';
 import { send, type Answer } from './support/http-client';
-import { TestUpstreams } from './support/test-upstream';
 
 /**
  * GETs of /api/stats.php share upstream reads (docs/gateway.md, Shared reads): in-process gateway
@@ -8,14 +7,6 @@ import { TestUpstreams } from './support/test-upstream';
  */
 
 const STATS = '/api/stats.php';
-
-async function until(condition: () => boolean, what: string, withinMs = 5000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 function expectApiError(answer: Answer, status: number, code: string): void {
   expect(answer.status).toBe(status);
@@ -30,23 +21,13 @@ function joinsCounted(metrics: string): number {
 }
 
 /** Upstreams on their own ports and a gateway in front of them, for one describe block. */
-function gatewayInFrontOfUpstreams(timeoutMs: number): { upstreams: TestUpstreams; gateway: () => RunningGateway } {
-  const upstreams = new TestUpstreams();
-  let gw: RunningGateway | undefined;
-  beforeAll(async () => {
-    await upstreams.start();
-    gw = await startGateway({ ...upstreams.env, UPSTREAM_TIMEOUT_MS: String(timeoutMs), RATE_LIMIT_STATS_PER_HOUR: '1000', RATE_LIMIT_VIEW_PER_HOUR: '1000' });
-  });
-  afterAll(async () => {
-    await gw?.stop();
-    await upstreams.stop();
-  });
-  return { upstreams, gateway: () => gw! };
+function statsBehindGateway(timeoutMs: number): ReturnType<typeof gatewayInFrontOfUpstreams> {
+  return gatewayInFrontOfUpstreams({ UPSTREAM_TIMEOUT_MS: String(timeoutMs), RATE_LIMIT_STATS_PER_HOUR: '1000', RATE_LIMIT_VIEW_PER_HOUR: '1000' });
 }
 
 describe('gateway: concurrent GETs of the statistics share upstream reads', () => {
   // Above twice the slow upstream's 400 ms: a client who arrives while a read is under way waits for it and the next.
-  const { upstreams: { stats }, gateway } = gatewayInFrontOfUpstreams(1500);
+  const { upstreams: { stats }, gateway } = statsBehindGateway(1500);
   let gw: RunningGateway;
 
   beforeEach(() => {
@@ -153,7 +134,7 @@ describe('gateway: concurrent GETs of the statistics share upstream reads', () =
 
 describe('gateway: a shared read that nobody waits for any more', () => {
   // A deadline far beyond the test: a cancelled upstream request can only be the clients' doing.
-  const { upstreams: { stats }, gateway } = gatewayInFrontOfUpstreams(60_000);
+  const { upstreams: { stats }, gateway } = statsBehindGateway(60_000);
 
   it('when every client waiting for a read has gone, then its upstream request is cancelled, and the next client gets a read of its own', async () => {
     const gw = gateway();

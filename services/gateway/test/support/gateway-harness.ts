@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger, type Logger } from '@vanish/common';
 import { createGatewayService, loadGatewayConfig, type GatewayOverrides, type GatewayService } from '../../src';
+import { TestUpstreams } from './test-upstream';
 
 export interface CapturedLog {
   lines: string[];
@@ -57,4 +58,31 @@ export async function startGateway(env: Record<string, string | undefined>, over
 /** A Redis key prefix of this test's own (tests share the machine's Redis). */
 export function testPrefix(name: string): string {
   return `vanish:test:gateway:${name}:${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Test upstreams on their own ports and a gateway in front of them (environment `env` added to theirs), started
+ * before and stopped after the calling describe block; the limiter is the gateway's in-memory one.
+ */
+export function gatewayInFrontOfUpstreams(env: Record<string, string>): { upstreams: TestUpstreams; gateway: () => RunningGateway } {
+  const upstreams = new TestUpstreams();
+  let gw: RunningGateway | undefined;
+  beforeAll(async () => {
+    await upstreams.start();
+    gw = await startGateway({ ...upstreams.env, ...env });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await upstreams.stop();
+  });
+  return { upstreams, gateway: () => gw! };
+}
+
+/** Polls `condition` every 5 ms until it holds; fails naming `what` after `withinMs`. */
+export async function until(condition: () => boolean, what: string, withinMs = 5000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
