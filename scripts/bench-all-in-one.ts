@@ -9,12 +9,13 @@
 // after the round. BENCH_AIO_MAIN=<path> measures another build's main.js (the A of an A/B: a worktree of the
 // commit before), BENCH_AIO_NODE_ARGS='<flags>' starts it with other node flags than `npm start`'s (an A/B of
 // the flags; '' for none), BENCH_DURATION (10), BENCH_WARMUP (3), BENCH_AIO_CONNECTIONS (50,10,1).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ROOT, cleanUpOnSignal, cpuSeconds, fmt, freePort, loadAverage, log, rssMb, runAutocannon, startNode, waitReady, type Child, type LoadOptions, type LoadResult,
 } from './bench-lib';
+import { npmStartNodeFlags } from '@vanish/testkit';
 import { HIGH_LIMIT, scenarioRequest, seedNotes, type ScenarioName } from './bench-topology';
 
 export interface AllInOne {
@@ -22,16 +23,6 @@ export interface AllInOne {
   baseUrl: string;
   adminPort: number;
   dataDir: string;
-}
-
-/**
- * The node flags `npm start` gives the all-in-one (read from package.json's start script, so that the bench
- * runs what users run): the images' heap settings (docs/performance.md, Memory).
- */
-export function npmStartNodeFlags(): string[] {
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
-  const match = /\bnode((?:\s+--\S+)*)\s+services\/all-in-one\/dist\/main\.js/.exec(start);
-  return (match?.[1] ?? '').split(/\s+/).filter(Boolean);
 }
 
 /**
@@ -43,7 +34,7 @@ export async function startAllInOne(options: { logDir: string; logLevel: string;
   const port = await freePort();
   const adminPort = await freePort();
   const main = options.main ?? join(ROOT, 'services/all-in-one/dist/main.js');
-  const flags = options.nodeFlags ?? process.env.BENCH_AIO_NODE_ARGS?.split(' ').filter(Boolean) ?? npmStartNodeFlags();
+  const flags = options.nodeFlags ?? process.env.BENCH_AIO_NODE_ARGS?.split(' ').filter(Boolean) ?? npmStartNodeFlags(ROOT);
   const child = startNode(options.name ?? 'all-in-one', [...flags, main], {
     DATA_DIR: dataDir, LOG_LEVEL: options.logLevel, LOG_FORMAT: 'json',
     PORT: String(port), ADMIN_PORT: String(adminPort),

@@ -32,9 +32,9 @@ export interface GatewayAppOptions {
   proxies: Readonly<Record<UpstreamName, RequestHandler>>;
   /**
    * Per upstream, the relay of GETs and HEADs of the routes marked repeatableRead: on connections that carry
-   * several at once (UPSTREAM_PIPELINING). Without it, they go through `proxies`.
+   * several at once (UPSTREAM_PIPELINING; the same relays as `proxies` when that is 1).
    */
-  reads?: Readonly<Record<UpstreamName, RequestHandler>>;
+  reads: Readonly<Record<UpstreamName, RequestHandler>>;
   /** Per upstream, the relay of GETs that share reads (routes marked sharedRead). */
   sharedReads: Readonly<Record<UpstreamName, RequestHandler>>;
   /** The relay of the files routes (files-relay.ts): streamed, limited in bytes, cut when idle. */
@@ -57,7 +57,6 @@ export function createGatewayApp(options: GatewayAppOptions): express.Express {
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', options.trustProxy);
-  const reads = options.reads ?? options.proxies;
 
   // One express layer runs the whole door: the router's per-layer work (prefix trimming, parameter
   // processing, a layer match) for twelve layers cost more than the steps themselves (issue 18).
@@ -86,7 +85,7 @@ export function createGatewayApp(options: GatewayAppOptions): express.Express {
       // A query string is the client's own: such a GET is relayed alone (shared reads are keyed by path).
       const read = req.method === 'GET' || req.method === 'HEAD';
       const shared = route.sharedRead && req.method === 'GET' && !req.url.includes('?');
-      const relay = shared ? options.sharedReads : read && route.repeatableRead ? reads : options.proxies;
+      const relay = shared ? options.sharedReads : read && route.repeatableRead ? options.reads : options.proxies;
       relay[route.upstream](req, res, next);
     },
   ]));
