@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Knex } from 'knex';
 import { ServiceUnavailableError, publicRingOf, silentLogger } from '@vanish/common';
 import { createTestDatabase, type TestDatabase } from '@vanish/testkit/mariadb';
+import { waitFor } from '@vanish/testkit/net';
 import { configureKnex } from '../src/adapters/db/configure-knex';
 import { KnexNoteStore } from '../src/adapters/db/knex-note-store';
 import { KnexOutboxStore } from '../src/adapters/db/knex-outbox-store';
@@ -86,6 +87,62 @@ describe('notes on MariaDB across processes', () => {
     expect(events.filter((e) => e.routingKey === 'note.destroyed')).toHaveLength(1);
     await expect(service.reveal(uuid, null)).resolves.toEqual({ outcome: 'not_found' });
   }, 60_000);
+
+  /** The statements `knex` sends while `run` runs, lower-cased, outbox only. */
+  async function outboxStatementsOf<T>(run: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+    const statements: string[] = [];
+    const record = (query: { sql: string }) => { if (/`outbox`/.test(query.sql)) statements.push(query.sql.toLowerCase()); };
+    knex.on('query', record);
+    try {
+      return { result: await run(), statements };
+    } finally {
+      knex.off('query', record);
+    }
+  }
+
+  it('when one relay claims the outbox alone, then it reads the oldest rows with their bodies and claims them: two statements', async () => {
+    await knex('outbox').delete();
+    const { service } = buildNotes(knex, newKeys());
+    for (let i = 0; i < 3; i += 1) await service.create(noteInput());
+    const seqs = (await knex('outbox').select('seq').orderBy('seq') as Array<{ seq: number }>).map((row) => Number(row.seq));
+    const { result: claimed, statements } = await outboxStatementsOf(() => new KnexOutboxStore(knex).claim(10, 30_000));
+    expect(claimed.map((row) => row.seq)).toEqual(seqs);
+    expect(JSON.parse(claimed[0]!.body)).toMatchObject({ event: 'note.created', version: 1 });
+    expect(statements.map((sql) => sql.split(' ')[0])).toEqual(['select', 'update']);
+    await expect(new KnexOutboxStore(knex).claim(10, 30_000)).resolves.toEqual([]);
+  });
+
+  it('when another relay claims rows between a claim\'s read and its update, then the claim reads back and returns only the rows it won', async () => {
+    await knex('outbox').delete();
+    const { service } = buildNotes(knex, newKeys());
+    for (let i = 0; i < 4; i += 1) await service.create(noteInput());
+    const seqs = (await knex('outbox').select('seq').orderBy('seq') as Array<{ seq: number }>).map((row) => Number(row.seq));
+    const otherRelay = configureKnex(database.url);
+    try {
+      // The other relay's claim of the two oldest rows, not committed yet: this relay's read does not see it,
+      // and its row locks hold this relay's UPDATE until it commits, which then finds those rows taken.
+      const otherClaim = await otherRelay.transaction();
+      await otherClaim('outbox').whereIn('seq', seqs.slice(0, 2)).update({ claim_token: 'the-other-relay', claimed_until: Date.now() + 60_000 });
+      const claiming = outboxStatementsOf(() => new KnexOutboxStore(knex).claim(10, 30_000));
+      await waitFor(async () => {
+        const [rows] = await otherRelay.raw(
+          "select count(*) as waiting from information_schema.innodb_trx t join information_schema.processlist p on p.id = t.trx_mysql_thread_id where p.db = ? and t.trx_state = 'LOCK WAIT'",
+          [database.name],
+        ) as [Array<{ waiting: number }>];
+        return Number(rows[0]!.waiting) > 0;
+      }, { description: "this relay's UPDATE waiting for the other relay's row locks" });
+      await otherClaim.commit();
+      const { result: claimed, statements } = await claiming;
+      expect(claimed.map((row) => row.seq)).toEqual(seqs.slice(2));
+      expect(JSON.parse(claimed[1]!.body)).toMatchObject({ event: 'note.created', version: 1 });
+      expect(statements.map((sql) => sql.split(' ')[0])).toEqual(['select', 'update', 'select']);
+      const held = await knex('outbox').select('seq', 'claim_token').orderBy('seq') as Array<{ seq: number; claim_token: string }>;
+      expect(held.slice(0, 2).map((row) => row.claim_token)).toEqual(['the-other-relay', 'the-other-relay']);
+      expect(new Set(held.slice(2).map((row) => row.claim_token)).size).toBe(1);
+    } finally {
+      await otherRelay.destroy();
+    }
+  });
 
   it('when the database cannot be reached, then the stores answer ServiceUnavailableError within seconds and ping is false', async () => {
     // Port 1 on localhost: nothing listens, the connection is refused.

@@ -44,17 +44,20 @@ export class KnexOutboxStore implements OutboxStore {
         const claimed = await this.knex.raw(CLAIM_RETURNING, [randomUUID(), now + leaseMs, now, limit]) as OutboxDbRow[];
         return claimed.map((row) => ({ seq: Number(row.seq), id: row.id, routingKey: row.routing_key, body: row.body })).sort((a, b) => a.seq - b.seq);
       }
+      // MariaDB: the oldest claimable rows with their bodies, walking the primary key; then the conditional
+      // UPDATE that claims them. Two statements when no other relay got between them (every row changed);
+      // otherwise the rows this token holds are read back by seq (issue 35: the outbox has no index beside
+      // its primary key, so every lookup goes by seq).
       const claimable = (q: Knex.QueryBuilder) => q.whereNull('claimed_until').orWhere('claimed_until', '<', now);
-      const candidates = await this.knex('outbox').select('seq').where(claimable).orderBy('seq').limit(limit);
+      const candidates: OutboxDbRow[] = await this.knex('outbox')
+        .select('seq', 'id', 'routing_key', 'body').where(claimable).orderBy('seq').limit(limit);
       if (candidates.length === 0) return [];
       const token = randomUUID();
-      await this.knex('outbox')
-        .whereIn('seq', candidates.map((row: { seq: number | string }) => Number(row.seq)))
-        .andWhere(claimable)
-        .update({ claim_token: token, claimed_until: now + leaseMs });
-      const rows: OutboxDbRow[] = await this.knex('outbox')
+      const seqs = candidates.map((row) => Number(row.seq));
+      const changed = await this.knex('outbox').whereIn('seq', seqs).andWhere(claimable).update({ claim_token: token, claimed_until: now + leaseMs });
+      const rows: OutboxDbRow[] = changed === candidates.length ? candidates : await this.knex('outbox')
         .select('seq', 'id', 'routing_key', 'body')
-        .where({ claim_token: token })
+        .whereIn('seq', seqs).andWhere({ claim_token: token })
         .orderBy('seq');
       return rows.map((row) => ({ seq: Number(row.seq), id: row.id, routingKey: row.routing_key, body: row.body }));
     }, this.timeoutMs);

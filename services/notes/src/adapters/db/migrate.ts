@@ -12,6 +12,7 @@ import * as createNoteFiles from '../../migrations/20261127100000_create_note_fi
 import * as createRequests from '../../migrations/20261127200000_create_requests';
 import * as addTimeControls from '../../migrations/20261127300000_add_time_controls';
 import * as widenRequestSubmissionSize from '../../migrations/20261127400000_widen_request_submission_size';
+import * as outboxWithoutSecondaryIndexes from '../../migrations/20261128000000_outbox_without_secondary_indexes';
 
 /** Every migration, in order. Listed statically so they run the same under jest and from dist. */
 const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
@@ -27,6 +28,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261127200000_create_requests', createRequests],
   ['20261127300000_add_time_controls', addTimeControls],
   ['20261127400000_widen_request_submission_size', widenRequestSubmissionSize],
+  ['20261128000000_outbox_without_secondary_indexes', outboxWithoutSecondaryIndexes],
 ];
 
 /** The notes service's own bookkeeping tables, so it can share a database without colliding. */
