@@ -130,6 +130,13 @@ describe('page routes: languages, theme and expiry presets (issue 20)', () => {
     expect(notes.created.map((input) => input.expiryHours)).toEqual([5 / 60, 168, 3, 5]);
   });
 
+  it('when a note is created on the form, then the created page carries the QR code of its link, drawn on the server', async () => {
+    const page = await get('/');
+    const answer = await post('/', { form_token: token(page.body), content: 'x', expiry_type: 'view', max_views: '1' });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatch(/<figure class="qr"><svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>.*<\/svg>\s*<figcaption/s);
+  });
+
   it('when a preset that is not offered is sent, then the form comes back refused, in the reader\'s language', async () => {
     const page = await get('/', { cookie: 'lang=de' });
     const answer = await post('/', { form_token: token(page.body), content: 'x', expiry_type: 'time', expiry_preset: '9h' }, { cookie: 'lang=de' });

@@ -1,5 +1,4 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import QRCode from 'qrcode';
 import {
   AppError, InternalError, LANG_COOKIE, THEME_COOKIE, type Logger, type Outages, ValidationError, bodyRefusalStatus, isTheme, isUndecodablePath,
   logServerError, markPageError, pageHeaders, readerLanguage, readerTheme, routeName,
@@ -17,6 +16,13 @@ import {
   type CreateFormValues, type PageContext, createPage, createdPage, errorPage, forbiddenPage,
   formErrorMessage, notFoundPage, notePage, notYetPage, revealedPage,
 } from './pages/templates';
+
+/**
+ * qrcode (with pngjs, for a renderer the pages never use) is loaded by the first created page that shows a code,
+ * not at start: about 0.9 MB of heap that a service answering only the API never needs (issue 35, memory).
+ */
+let qrCodeModule: Promise<typeof import('qrcode')> | undefined;
+const qrCode = (): Promise<typeof import('qrcode')> => (qrCodeModule ??= import('qrcode'));
 
 export interface PageRoutesDeps {
   notes: NotesApi;
@@ -128,7 +134,7 @@ export function createPageRoutes(deps: PageRoutesDeps): Router {
       const input = { ...validated, ...(preset ? { expiryHours: preset.minutes / 60 } : {}), lang: ctx.t.locale };
       const created = await deps.notes.create(input);
       // A QR code of a link without its key would open nothing; the browser shows that link and key itself.
-      const qr = input.keyCheck ? '' : await QRCode.toString(created.url, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
+      const qr = input.keyCheck ? '' : await (await qrCode()).toString(created.url, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
       // DECISIONS 16: this browser created the note; its receipt page shows the receipt, not the guard.
       if (created.receiptUrl) {
         const mark = creatorMark(created.receiptUrl, created.expiresAt, deps.retentionHours ?? 720, new Date());
