@@ -12,6 +12,8 @@ interface OutboxDbRow {
   created_at: number | string;
 }
 
+const toOutboxRow = (row: OutboxDbRow): OutboxRow => ({ seq: Number(row.seq), id: row.id, routingKey: row.routing_key, body: row.body });
+
 /**
  * A claim on SQLite in one statement, so one round trip to the database thread instead of three (the relay
  * runs a claim per round): the oldest claimable rows are stamped and returned by the same UPDATE, which is
@@ -42,24 +44,23 @@ export class KnexOutboxStore implements OutboxStore {
       const now = this.clock.now().getTime();
       if (this.claimsInOneStatement) {
         const claimed = await this.knex.raw(CLAIM_RETURNING, [randomUUID(), now + leaseMs, now, limit]) as OutboxDbRow[];
-        return claimed.map((row) => ({ seq: Number(row.seq), id: row.id, routingKey: row.routing_key, body: row.body })).sort((a, b) => a.seq - b.seq);
+        return claimed.map(toOutboxRow).sort((a, b) => a.seq - b.seq);
       }
       // MariaDB: the oldest claimable rows with their bodies, walking the primary key; then the conditional
       // UPDATE that claims them. Two statements when no other relay got between them (every row changed);
-      // otherwise the rows this token holds are read back by seq (issue 35: the outbox has no index beside
-      // its primary key, so every lookup goes by seq).
+      // otherwise the seqs this token holds are read back, and only those rows are kept (issue 35: the
+      // outbox has no index beside its primary key, so every lookup goes by seq).
       const claimable = (q: Knex.QueryBuilder) => q.whereNull('claimed_until').orWhere('claimed_until', '<', now);
-      const candidates: OutboxDbRow[] = await this.knex('outbox')
-        .select('seq', 'id', 'routing_key', 'body').where(claimable).orderBy('seq').limit(limit);
+      const candidates = (await this.knex('outbox')
+        .select('seq', 'id', 'routing_key', 'body').where(claimable).orderBy('seq').limit(limit) as OutboxDbRow[]).map(toOutboxRow);
       if (candidates.length === 0) return [];
       const token = randomUUID();
-      const seqs = candidates.map((row) => Number(row.seq));
+      const seqs = candidates.map((row) => row.seq);
       const changed = await this.knex('outbox').whereIn('seq', seqs).andWhere(claimable).update({ claim_token: token, claimed_until: now + leaseMs });
-      const rows: OutboxDbRow[] = changed === candidates.length ? candidates : await this.knex('outbox')
-        .select('seq', 'id', 'routing_key', 'body')
-        .whereIn('seq', seqs).andWhere({ claim_token: token })
-        .orderBy('seq');
-      return rows.map((row) => ({ seq: Number(row.seq), id: row.id, routingKey: row.routing_key, body: row.body }));
+      if (changed === candidates.length) return candidates;
+      const held = new Set((await this.knex('outbox').select('seq').whereIn('seq', seqs).andWhere({ claim_token: token }) as Array<{ seq: number | string }>)
+        .map((row) => Number(row.seq)));
+      return candidates.filter((row) => held.has(row.seq));
     }, this.timeoutMs);
   }
 
