@@ -27,9 +27,10 @@ export interface AllInOne {
 
 /**
  * Starts the all-in-one the way `npm start` does (`node <its flags> main.js`), in a fresh DATA_DIR, every
- * port free (the public and admin ports chosen here, the rest ephemeral), limits raised, LOG_LEVEL as given.
+ * port free (the public and admin ports chosen here, the rest ephemeral), limits raised, LOG_LEVEL as given;
+ * `env` is added to its environment (an A/B of an environment variable such as MALLOC_ARENA_MAX).
  */
-export async function startAllInOne(options: { logDir: string; logLevel: string; main?: string; name?: string; nodeFlags?: string[] }): Promise<AllInOne> {
+export async function startAllInOne(options: { logDir: string; logLevel: string; main?: string; name?: string; nodeFlags?: string[]; env?: Record<string, string> }): Promise<AllInOne> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vanish-bench-aio-'));
   const port = await freePort();
   const adminPort = await freePort();
@@ -41,6 +42,7 @@ export async function startAllInOne(options: { logDir: string; logLevel: string;
     NOTES_PORT: '0', NOTES_ADMIN_PORT: '0', STATS_PORT: '0', STATS_ADMIN_PORT: '0', MAILER_PORT: '0', MAILER_ADMIN_PORT: '0', WEBHOOKS_ADMIN_PORT: '0',
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     RATE_LIMIT_CREATE_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_VIEW_PER_HOUR: HIGH_LIMIT, RATE_LIMIT_STATS_PER_HOUR: HIGH_LIMIT,
+    ...options.env,
   }, options.logDir);
   const stop = child.stop.bind(child);
   child.stop = async () => {
