@@ -3,6 +3,7 @@ import { createHash, hkdfSync } from 'node:crypto';
 import type { Knex } from 'knex';
 import { KeyRing, ManualClock, NoteNotFoundError, aeadOpen, type MailCommand } from '@vanish/common';
 import { configureKnex } from '../../src/adapters/db/configure-knex';
+import { KnexOutboxStore } from '../../src/adapters/db/knex-outbox-store';
 import { MIGRATION_NAMES, migrateToLatest, rollbackAll } from '../../src/adapters/db/migrate';
 import { NoteIntegrityError, associatedData } from '../../src/domain/note-crypto';
 import { PasscodeChecks, buildNotes, newKeys, noteInput, outboxEvents } from '../support/notes-harness';
@@ -458,6 +459,32 @@ export function notesStorageContract(dialect: string, createDatabase: () => Prom
       expect(JSON.parse(reclaimed[0]!.body)).toMatchObject({ event: 'note.created', version: 1 });
       await outbox.markPublished(reclaimed.map((row) => row.seq));
       await expect(outbox.backlog()).resolves.toEqual({ count: 0, oldestAgeSeconds: 0 });
+    });
+
+    it('when the outbox grows past the span it counts row by row, then the backlog is its seqs\' span (an upper bound) and the first row\'s age, and exact again once it is short', async () => {
+      const clock = new ManualClock(new Date('2026-07-01T00:00:00Z'));
+      const { service } = buildNotes(knex, newKeys(), clock);
+      for (let i = 0; i < 6; i += 1) {
+        await service.create(noteInput());
+        clock.advance(1_000);
+      }
+      clock.advance(4_000); // the first row is 10 s old, the last 5 s
+      const seqs = (await knex('outbox').select('seq').orderBy('seq')).map((row: { seq: number | string }) => Number(row.seq));
+      expect(seqs).toHaveLength(6);
+      const span = seqs[5]! - seqs[0]! + 1; // 6 where the database numbers rows one by one
+      const counted = new KnexOutboxStore(knex, clock, { exactBacklogUpTo: span });
+      const spanned = new KnexOutboxStore(knex, clock, { exactBacklogUpTo: span - 1 });
+      await expect(counted.backlog()).resolves.toEqual({ count: 6, oldestAgeSeconds: 10 });
+      await expect(spanned.backlog()).resolves.toEqual({ count: span, oldestAgeSeconds: 10 });
+      // A row in the middle published first (another relay): the span still says as much, the count 5.
+      await counted.markPublished([seqs[2]!]);
+      await expect(counted.backlog()).resolves.toEqual({ count: 5, oldestAgeSeconds: 10 });
+      await expect(spanned.backlog()).resolves.toEqual({ count: span, oldestAgeSeconds: 10 });
+      // The oldest published: the span from the next row is short enough to count again; its age is the oldest.
+      await counted.markPublished([seqs[0]!]);
+      await expect(spanned.backlog()).resolves.toEqual({ count: 4, oldestAgeSeconds: 9 });
+      await counted.markPublished(seqs.slice(1));
+      await expect(spanned.backlog()).resolves.toEqual({ count: 0, oldestAgeSeconds: 0 });
     });
 
     it('when a relay renews its lease, then its rows stay its own past the first lease; a lease run out is not renewed; released rows are claimable at once', async () => {

@@ -29,14 +29,29 @@ const CLAIM_RETURNING = 'update `outbox` set `claim_token` = ?, `claimed_until` 
  * row at the same time; a crashed relay's rows become claimable again when its lease runs out
  * (a few seconds: a live relay renews its lease while it works).
  */
+/**
+ * The backlog is counted row by row while the outbox's seqs span at most this many (see backlog()): well above
+ * the backlog alert's 100 (deploy/prometheus/alerts.yml), and a walk of at most about a megabyte.
+ */
+export const DEFAULT_EXACT_BACKLOG_UP_TO = 2_000;
+
+export interface KnexOutboxStoreOptions extends KnexStoreOptions {
+  /** How far apart the first and last seq may be for the backlog to be counted row by row; default 2,000. */
+  exactBacklogUpTo?: number;
+}
+
 export class KnexOutboxStore implements OutboxStore {
   private readonly timeoutMs: number;
   /** SQLite: the claim is one UPDATE ... RETURNING (MariaDB has no UPDATE ... RETURNING, nor LIMIT in an IN subquery). */
   private readonly claimsInOneStatement: boolean;
 
-  constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexStoreOptions = {}) {
+  /** See backlog(). */
+  private readonly exactBacklogUpTo: number;
+
+  constructor(private readonly knex: Knex, private readonly clock: Clock = systemClock, options: KnexOutboxStoreOptions = {}) {
     this.timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
     this.claimsInOneStatement = runsOnSqliteThread(knex);
+    this.exactBacklogUpTo = options.exactBacklogUpTo ?? DEFAULT_EXACT_BACKLOG_UP_TO;
   }
 
   claim(limit: number, leaseMs: number): Promise<OutboxRow[]> {
@@ -86,11 +101,30 @@ export class KnexOutboxStore implements OutboxStore {
     }, this.timeoutMs);
   }
 
+  /**
+   * The backlog gauges' figures without walking a long outbox: the table has no index beside its primary key
+   * (issue 35), so COUNT(*) reads every row with its body, which during a broker outage is every event since
+   * it began, every few seconds, on every replica. The first and last seq come from the key's two ends; when
+   * they are at most `exactBacklogUpTo` apart the rows between are counted (a short walk), and beyond that the
+   * span is the figure: an upper bound, exact but for the seqs of rows already published out of order or of
+   * creations rolled back. The oldest row is the first seq's (rows get their seq as they are written).
+   */
   backlog(): Promise<{ count: number; oldestAgeSeconds: number }> {
     return withDatabase(async () => {
-      const row = await this.knex('outbox').count({ count: '*' }).min({ oldest: 'created_at' }).first();
-      const count = Number(row?.count ?? 0);
-      const oldest = row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
+      const ends = await this.knex('outbox').min({ first: 'seq' }).max({ last: 'seq' }).first() as { first: number | string | null; last: number | string | null } | undefined;
+      if (ends?.first === null || ends?.first === undefined || ends.last === null) return { count: 0, oldestAgeSeconds: 0 };
+      const first = Number(ends.first);
+      const span = Number(ends.last) - first + 1;
+      let count = span;
+      let oldest: number | null;
+      if (span <= this.exactBacklogUpTo) {
+        const row = await this.knex('outbox').count({ count: '*' }).min({ oldest: 'created_at' }).first();
+        count = Number(row?.count ?? 0);
+        oldest = row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
+      } else {
+        const row = await this.knex('outbox').select('created_at').where('seq', first).first() as { created_at: number | string } | undefined;
+        oldest = row === undefined ? null : Number(row.created_at);
+      }
       const oldestAgeSeconds = oldest === null ? 0 : Math.max(0, (this.clock.now().getTime() - oldest) / 1000);
       return { count, oldestAgeSeconds };
     }, this.timeoutMs);
