@@ -91,7 +91,10 @@ export interface OutboxStore {
   releaseLease(seqs: readonly number[]): Promise<void>;
   /** Deletes the rows (and so any sealed payload) once the broker confirmed them. */
   markPublished(seqs: readonly number[]): Promise<void>;
-  /** Rows waiting and the age of the oldest, for metrics and alerts. */
+  /**
+   * Rows waiting and the age of the oldest, for metrics and alerts. A store may answer an upper bound for a
+   * long backlog rather than read all of it (notes' knex store does past 2,000 rows); a short one is exact.
+   */
   backlog(): Promise<{ count: number; oldestAgeSeconds: number }>;
 }
 
