@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allInOneRequest, startAllInOne } from './bench-all-in-one';
-import { cleanUpOnSignal, fmt, loadAverage, log, rssMb, runAutocannon, type Child } from './bench-lib';
+import { cleanUpOnSignal, fmt, loadAverage, log, rssMb, runAutocannon, runIfMain, type Child } from './bench-lib';
 import { seedNotes } from './bench-topology';
 
 const ARENA_RESERVATION = 64 * 1024 * 1024;
@@ -99,9 +99,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    log(`FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
-    process.exit(1);
-  });
-}
+runIfMain(module, main);

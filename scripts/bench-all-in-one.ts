@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  ROOT, cleanUpOnSignal, cpuSeconds, fmt, freePort, loadAverage, log, rssMb, runAutocannon, startNode, waitReady, type Child, type LoadOptions, type LoadResult,
+  ROOT, cleanUpOnSignal, cpuSeconds, fmt, freePort, loadAverage, log, rssMb, runAutocannon, runIfMain, startNode, waitReady, type Child, type LoadOptions, type LoadResult,
 } from './bench-lib';
 import { npmStartNodeFlags } from '@vanish/testkit';
 import { HIGH_LIMIT, scenarioRequest, seedNotes, type ScenarioName } from './bench-topology';
@@ -120,9 +120,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    log(`FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
-    process.exit(1);
-  });
-}
+runIfMain(module, main);

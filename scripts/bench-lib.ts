@@ -425,3 +425,12 @@ export function chartSvg(title: string, results: LoadResult[], yardstick: number
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }
+
+/** Runs a bench's main when its file is the one node was started with: a failure is logged with its stack, exit 1. */
+export function runIfMain(entry: NodeModule, main: () => Promise<void>): void {
+  if (require.main !== entry) return;
+  main().catch((error: unknown) => {
+    log(`FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    process.exit(1);
+  });
+}
