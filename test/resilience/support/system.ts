@@ -98,12 +98,6 @@ export interface System {
   stats(): Promise<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** Counts of 200 creates and of content shown, per uuid. */
   readonly created: Map<string, { maxViews: number; shown: number }>;
-  /**
-   * Creates answered 500: notes says 500 only when a COMMIT was sent and its outcome could not be
-   * learned (the database went away at that moment), so each may or may not have been kept. A 503
-   * create never commits, so it is not counted here.
-   */
-  readonly createsOfUnknownOutcome: () => number;
   sql(db: 'notes' | 'stats' | 'mailer' | 'webhooks', query: string, params?: unknown[]): Promise<any[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** Every row of every table of the three databases, as text (buffers as utf8 and latin1). */
   dumpDatabases(): Promise<string>;
@@ -260,6 +254,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
 
   const created = new Map<string, { maxViews: number; shown: number }>();
   const unexpected5xx: string[] = [];
+  // Creates answered 500: notes says 500 only when a COMMIT went out and its outcome could not be learned (the
+  // database went away at that moment), so each may or may not have been kept. A 503 create never commits.
   let unknownOutcomeCreates = 0;
   const record = (method: string, urlPath: string, status: number) => {
     if (status >= 500 && !system.allow5xx) unexpected5xx.push(`${method} ${urlPath.slice(0, 80)} → ${status}`);
@@ -293,7 +289,6 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
 
   const system: System = {
     tag, gateway, gateways, proxies, sink, databases, processes, busMessages, created, unexpected5xx,
-    createsOfUnknownOutcome: () => unknownOutcomeCreates,
     allow5xx: false,
     adminUrl: Object.fromEntries((Object.keys(ports) as ServiceName[]).map((s) => [s, `http://127.0.0.1:${ports[s][1]}`])) as Record<ServiceName, string>,
     api,

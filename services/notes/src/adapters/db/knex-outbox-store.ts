@@ -24,14 +24,8 @@ const CLAIM_RETURNING = 'update `outbox` set `claim_token` = ?, `claimed_until` 
   + 'returning `seq`, `id`, `routing_key`, `body`';
 
 /**
- * The outbox seen from the relay. A claim is a lease: rows are stamped with a random token and a
- * deadline by a conditional UPDATE, so two relays (several notes replicas) never publish the same
- * row at the same time; a crashed relay's rows become claimable again when its lease runs out
- * (a few seconds: a live relay renews its lease while it works).
- */
-/**
  * The backlog is counted row by row while the outbox's seqs span at most this many (see backlog()): well above
- * the backlog alert's 100 (deploy/prometheus/alerts.yml), and a walk of at most about a megabyte.
+ * the backlog alert's 100 (deploy/prometheus/alerts.yml), and a walk of a few megabytes at most (events, sealed e-mails).
  */
 export const DEFAULT_EXACT_BACKLOG_UP_TO = 2_000;
 
@@ -40,6 +34,12 @@ export interface KnexOutboxStoreOptions extends KnexStoreOptions {
   exactBacklogUpTo?: number;
 }
 
+/**
+ * The outbox seen from the relay. A claim is a lease: rows are stamped with a random token and a
+ * deadline by a conditional UPDATE, so two relays (several notes replicas) never publish the same
+ * row at the same time; a crashed relay's rows become claimable again when its lease runs out
+ * (a few seconds: a live relay renews its lease while it works).
+ */
 export class KnexOutboxStore implements OutboxStore {
   private readonly timeoutMs: number;
   /** SQLite: the claim is one UPDATE ... RETURNING (MariaDB has no UPDATE ... RETURNING, nor LIMIT in an IN subquery). */
