@@ -36,7 +36,7 @@ function mappings(pid: number): Mapping[] {
 }
 
 /** RSS in MB by kind of mapping. */
-export function memoryByKind(pid: number): Record<'nodeBinary' | 'mainHeap' | 'threadArenas' | 'otherAnonymous' | 'otherFiles', number> {
+function memoryByKind(pid: number): Record<'nodeBinary' | 'mainHeap' | 'threadArenas' | 'otherAnonymous' | 'otherFiles', number> {
   const list = mappings(pid);
   const kinds = { nodeBinary: 0, mainHeap: 0, threadArenas: 0, otherAnonymous: 0, otherFiles: 0 };
   list.forEach((m, i) => {

@@ -270,10 +270,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       try { body = JSON.parse(text); } catch { body = text; }
     }
     record(method, urlPath, response.status);
-    if (method === 'POST' && urlPath === '/api/create.php' && response.status === 500) unknownOutcomeCreates += 1;
-    const uuid = (body as { uuid?: unknown } | null)?.uuid;
-    if (method === 'POST' && urlPath === '/api/create.php' && response.status === 200 && typeof uuid === 'string' && !created.has(uuid)) {
-      created.set(uuid, { maxViews: (body as { max_views: number }).max_views, shown: 0 });
+    if (method === 'POST' && urlPath === '/api/create.php') {
+      const uuid = (body as { uuid?: unknown } | null)?.uuid;
+      if (response.status === 500) unknownOutcomeCreates += 1;
+      else if (response.status === 200 && typeof uuid === 'string' && !created.has(uuid)) {
+        created.set(uuid, { maxViews: (body as { max_views: number }).max_views, shown: 0 });
+      }
     }
     return { status: response.status, headers: response.headers, body, text, ms: Date.now() - started };
   };

@@ -115,18 +115,14 @@ export class KnexOutboxStore implements OutboxStore {
       if (ends?.first === null || ends?.first === undefined || ends.last === null) return { count: 0, oldestAgeSeconds: 0 };
       const first = Number(ends.first);
       const span = Number(ends.last) - first + 1;
-      let count = span;
-      let oldest: number | null;
+      const ageOf = (createdAt: number | string | null | undefined): number =>
+        (createdAt === null || createdAt === undefined ? 0 : Math.max(0, (this.clock.now().getTime() - Number(createdAt)) / 1000));
       if (span <= this.exactBacklogUpTo) {
         const row = await this.knex('outbox').count({ count: '*' }).min({ oldest: 'created_at' }).first();
-        count = Number(row?.count ?? 0);
-        oldest = row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
-      } else {
-        const row = await this.knex('outbox').select('created_at').where('seq', first).first() as { created_at: number | string } | undefined;
-        oldest = row === undefined ? null : Number(row.created_at);
+        return { count: Number(row?.count ?? 0), oldestAgeSeconds: ageOf(row?.oldest) };
       }
-      const oldestAgeSeconds = oldest === null ? 0 : Math.max(0, (this.clock.now().getTime() - oldest) / 1000);
-      return { count, oldestAgeSeconds };
+      const row = await this.knex('outbox').select('created_at').where('seq', first).first() as { created_at: number | string } | undefined;
+      return { count: span, oldestAgeSeconds: ageOf(row?.created_at) };
     }, this.timeoutMs);
   }
 }
